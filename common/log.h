@@ -1,0 +1,39 @@
+/* Logging with levels, to stderr, a file or syslog.
+ *
+ * The log destination is process-wide (set once by main before any thread starts);
+ * every line is formatted into one buffer and written with a single write(2), so lines
+ * from several threads never interleave. */
+#ifndef TESSERA_COMMON_LOG_H
+#define TESSERA_COMMON_LOG_H
+
+enum log_level {
+    LOG_LVL_QUIET = 0, /* nothing at all */
+    LOG_LVL_ERROR,
+    LOG_LVL_WARN,
+    LOG_LVL_INFO,
+    LOG_LVL_VERBOSE,
+    LOG_LVL_DEBUG,
+    LOG_LVL_DEBUG2,
+};
+
+/* ident: program name shown in each line. dest: NULL or "" for stderr, "syslog", or a
+ * file path (opened for append). Returns a ts_err. */
+int log_open(const char *ident, enum log_level level, const char *dest);
+void log_close(void);
+void log_set_level(enum log_level level);
+enum log_level log_get_level(void);
+
+/* "quiet", "error", "warn"/"warning", "info", "verbose", "debug", "debug2"; ts_err. */
+int log_level_parse(const char *name, enum log_level *out);
+const char *log_level_name(enum log_level level);
+
+void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+#define log_error(...) log_msg(LOG_LVL_ERROR, __VA_ARGS__)
+#define log_warn(...) log_msg(LOG_LVL_WARN, __VA_ARGS__)
+#define log_info(...) log_msg(LOG_LVL_INFO, __VA_ARGS__)
+#define log_verbose(...) log_msg(LOG_LVL_VERBOSE, __VA_ARGS__)
+#define log_debug(...) log_msg(LOG_LVL_DEBUG, __VA_ARGS__)
+#define log_debug2(...) log_msg(LOG_LVL_DEBUG2, __VA_ARGS__)
+
+#endif
