@@ -64,7 +64,8 @@ int loop_signal_add(struct loop *loop, int signo, loop_signal_cb cb, void *arg);
  * control returns to the loop), so the exit cannot be reaped unwatched. Installs the
  * SIGCHLD handling on first use (the same threading rule as loop_signal_add). */
 int loop_child_watch(struct loop *loop, pid_t pid, loop_child_cb cb, void *arg);
-/* Called for reaped children nobody watched (a subreaper's adopted orphans). */
+/* Called for reaped children nobody watched (a subreaper's adopted orphans). Installs
+ * the SIGCHLD handling too, as loop_child_watch() does. */
 void loop_set_orphan_cb(struct loop *loop, loop_child_cb cb, void *arg);
 
 /* Run fn(arg) on the loop thread during a coming iteration; callable from any thread.
@@ -74,5 +75,8 @@ int loop_post(struct loop *loop, loop_fn fn, void *arg);
 /* Run fn(arg) in every iteration just before the loop waits for events, in the order the
  * hooks were added (the store's group commit flushes its batch here). */
 int loop_prepare_add(struct loop *loop, loop_fn fn, void *arg);
+/* Remove the hook added with this fn and arg (also from within a hook): it does not run
+ * again. TS_ENOENT when there is none. Lets a module detach before it is freed. */
+int loop_prepare_remove(struct loop *loop, loop_fn fn, void *arg);
 
 #endif
