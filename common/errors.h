@@ -21,6 +21,8 @@
     X(TS_ENOTSUP, 9, "Operation not supported")                                          \
     X(TS_EPERM, 10, "Access/permission denied")                                          \
     X(TS_EEXIST, 11, "Already exists")                                                   \
+    X(TS_EADDRINUSE, 12, "Address already in use")                                       \
+    X(TS_EBUSY, 13, "Too many requests or connections")                                  \
     /* parsing (100s) */                                                                 \
     X(TS_EHOSTLIST, 100, "Invalid hostlist")                                             \
     X(TS_EIDSET, 101, "Invalid id set")                                                  \

@@ -1,0 +1,43 @@
+/* The blocking RPC client used by commands (and by tests): one connection, requests
+ * answered in order. The first request carries the MUNGE credential; later ones only
+ * their sequence number and HMAC, so a command that sends several requests pays for
+ * MUNGE once. */
+#ifndef TESSERA_COMMON_RPC_CLIENT_H
+#define TESSERA_COMMON_RPC_CLIENT_H
+
+#include "tessera.pb-c.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct rpc_client;
+
+struct rpc_client_config {
+    const char *host;         /* the daemon's address or name */
+    uint16_t port;
+    const char *munge_socket; /* NULL: MUNGE's default */
+    uid_t server_uid;         /* the uid the daemon runs as: only it may decode */
+    int timeout_ms;           /* per call (connect, send, receive); 0: 30 s */
+    int cred_ttl;             /* seconds; 0: MUNGE's default */
+    size_t max_frame;         /* 0: FRAME_DEFAULT_MAX */
+};
+
+/* Connect (TS_ECONNECT when nobody answers). No data is sent yet. */
+int rpc_client_connect(const struct rpc_client_config *cfg, struct rpc_client **out);
+void rpc_client_close(struct rpc_client *cli);
+void rpc_client_set_timeout(struct rpc_client *cli, int timeout_ms);
+
+/* Send req (its id is assigned here) and wait for its response. TS_OK means a response
+ * arrived: *resp is set (free with tessera__response__free_unpacked(*resp, NULL)) and may
+ * hold an Error. Any other code is a failure of the connection or of authentication; the
+ * server's own words, if it sent any, are in rpc_client_error_text(), and the connection
+ * is unusable afterwards. */
+int rpc_client_call(struct rpc_client *cli, const Tessera__Request *req,
+                    Tessera__Response **resp);
+
+/* Detail of the last failure ("" when none): the server's refusal text or a system
+ * error. */
+const char *rpc_client_error_text(const struct rpc_client *cli);
+
+#endif

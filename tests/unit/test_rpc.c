@@ -1,0 +1,680 @@
+/* The RPC server and client against a private munged: requests, delayed responses, and
+ * every kind of bad input a peer can send, after which the server still serves. */
+#include "common/auth.h"
+#include "common/errors.h"
+#include "common/frame.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "common/rpc_client.h"
+#include "common/rpc_server.h"
+#include "common/wire.h"
+#include "harness.h"
+
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <poll.h>
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static struct harness_munge munge;
+
+/* ------------------------------------------------------------------------------------ */
+/* the server under test, its loop on a thread of its own */
+
+struct server {
+    struct loop *loop;
+    struct rpc_server *srv;
+    pthread_t thread;
+    uint16_t port;
+    struct rpc_server_stats stats; /* read after the loop stopped */
+};
+
+static void handle_ping(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    Tessera__PingResponse ping = TESSERA__PING_RESPONSE__INIT;
+    ping.uid = (uint32_t)rpc_request_uid(req);
+    ping.gid = (uint32_t)rpc_request_gid(req);
+    ping.cluster = (char *)"test";
+    Tessera__Response resp = TESSERA__RESPONSE__INIT;
+    resp.msg_case = TESSERA__RESPONSE__MSG_PING;
+    resp.ping = &ping;
+    rpc_respond(req, &resp);
+}
+
+static void delayed_reply(struct loop *loop, struct loop_timer *t, void *arg)
+{
+    struct rpc_request *req = arg;
+    Tessera__ShowConfigResponse show = TESSERA__SHOW_CONFIG_RESPONSE__INIT;
+    show.as_of = 4242;
+    Tessera__Response resp = TESSERA__RESPONSE__INIT;
+    resp.msg_case = TESSERA__RESPONSE__MSG_SHOW_CONFIG;
+    resp.show_config = &show;
+    rpc_respond(req, &resp);
+}
+
+/* Answers 100 ms later, from a timer: a handler that responds after returning. */
+static void handle_show_config(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct loop *loop = arg;
+    loop_timer_add(loop, 100, 0, delayed_reply, req);
+}
+
+static const struct rpc_handler handlers[] = {
+    {TESSERA__REQUEST__MSG_PING, "ping", handle_ping},
+    {TESSERA__REQUEST__MSG_SHOW_CONFIG, "show_config", handle_show_config},
+};
+
+static void *server_thread(void *arg)
+{
+    struct server *s = arg;
+    loop_run(s->loop);
+    return NULL;
+}
+
+static struct server *server_start(unsigned handshake_ms, size_t max_frame)
+{
+    struct server *s = calloc(1, sizeof(*s));
+    s->loop = loop_create();
+    assert_non_null(s->loop);
+    struct rpc_server_config cfg = {.host = "127.0.0.1", .munge_socket = munge.socket,
+                                    .uid = geteuid(), .auth_threads = 2,
+                                    .handshake_timeout_ms = handshake_ms, .max_frame = max_frame};
+    assert_int_equal(rpc_server_create(s->loop, &cfg, handlers, 2, s->loop, &s->srv), TS_OK);
+    s->port = rpc_server_port(s->srv);
+    assert_true(s->port > 0);
+    assert_int_equal(pthread_create(&s->thread, NULL, server_thread, s), 0);
+    return s;
+}
+
+static void server_stop(struct server *s)
+{
+    if (!s->loop)
+        return;
+    loop_stop(s->loop);
+    pthread_join(s->thread, NULL);
+    rpc_server_get_stats(s->srv, &s->stats);
+    rpc_server_destroy(s->srv);
+    for (int i = 0; i < 5; i++) /* deliver what the auth threads posted */
+        loop_run_once(s->loop, 0);
+    loop_destroy(s->loop);
+    s->loop = NULL;
+}
+
+static void server_free(struct server *s)
+{
+    server_stop(s);
+    free(s);
+}
+
+static int setup(void **state)
+{
+    *state = server_start(0, 0);
+    return 0;
+}
+
+static int teardown(void **state)
+{
+    server_free(*state);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* a well-behaved client */
+
+static struct rpc_client *client(uint16_t port)
+{
+    struct rpc_client_config cfg = {.host = "127.0.0.1", .port = port,
+                                    .munge_socket = munge.socket, .server_uid = geteuid(),
+                                    .timeout_ms = 5000};
+    struct rpc_client *cli = NULL;
+    assert_int_equal(rpc_client_connect(&cfg, &cli), TS_OK);
+    return cli;
+}
+
+static int ping(struct rpc_client *cli)
+{
+    Tessera__PingRequest p = TESSERA__PING_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_PING;
+    req.ping = &p;
+    Tessera__Response *resp = NULL;
+    int err = rpc_client_call(cli, &req, &resp);
+    if (err)
+        return err;
+    assert_null(resp->error);
+    assert_int_equal(resp->msg_case, TESSERA__RESPONSE__MSG_PING);
+    assert_int_equal(resp->ping->uid, geteuid());
+    assert_int_equal(resp->ping->gid, getegid());
+    assert_string_equal(resp->ping->cluster, "test");
+    tessera__response__free_unpacked(resp, NULL);
+    return TS_OK;
+}
+
+/* The server still serves a fresh client. */
+static void assert_serving(struct server *s)
+{
+    struct rpc_client *cli = client(s->port);
+    assert_int_equal(ping(cli), TS_OK);
+    rpc_client_close(cli);
+}
+
+static void test_ping(void **state)
+{
+    struct server *s = *state;
+    struct rpc_client *cli = client(s->port);
+    for (int i = 0; i < 5; i++)
+        assert_int_equal(ping(cli), TS_OK);
+    rpc_client_close(cli);
+    server_stop(s);
+    /* five requests, one connection, one MUNGE decode */
+    assert_int_equal(s->stats.requests, 5);
+    assert_int_equal(s->stats.authenticated, 1);
+    assert_int_equal(s->stats.refused, 0);
+}
+
+static void test_delayed_response(void **state)
+{
+    struct server *s = *state;
+    struct rpc_client *cli = client(s->port);
+    Tessera__ShowConfigRequest sc = TESSERA__SHOW_CONFIG_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_SHOW_CONFIG;
+    req.show_config = &sc;
+    for (int i = 0; i < 2; i++) {
+        Tessera__Response *resp = NULL;
+        assert_int_equal(rpc_client_call(cli, &req, &resp), TS_OK);
+        assert_int_equal(resp->msg_case, TESSERA__RESPONSE__MSG_SHOW_CONFIG);
+        assert_int_equal(resp->show_config->as_of, 4242);
+        tessera__response__free_unpacked(resp, NULL);
+    }
+    assert_int_equal(ping(cli), TS_OK);
+    rpc_client_close(cli);
+}
+
+static void test_unknown_request(void **state)
+{
+    struct server *s = *state;
+    struct rpc_client *cli = client(s->port);
+    Tessera__Request req = TESSERA__REQUEST__INIT; /* no message at all */
+    Tessera__Response *resp = NULL;
+    assert_int_equal(rpc_client_call(cli, &req, &resp), TS_OK);
+    assert_non_null(resp->error);
+    assert_int_equal(resp->error->code, TS_EUNKNOWN_RPC);
+    tessera__response__free_unpacked(resp, NULL);
+    /* an unknown request is not a protocol violation: the connection goes on */
+    assert_int_equal(ping(cli), TS_OK);
+    rpc_client_close(cli);
+}
+
+static void test_client_to_nowhere(void **state)
+{
+    struct rpc_client_config cfg = {.host = "127.0.0.1", .port = harness_free_port(),
+                                    .munge_socket = munge.socket, .timeout_ms = 2000};
+    struct rpc_client *cli = NULL;
+    assert_int_equal(rpc_client_connect(&cfg, &cli), TS_ECONNECT);
+    assert_null(cli);
+}
+
+static void test_client_wrong_server_uid(void **state)
+{
+    struct server *s = *state;
+    struct rpc_client_config cfg = {.host = "127.0.0.1", .port = s->port,
+                                    .munge_socket = munge.socket,
+                                    .server_uid = geteuid() + 1000, .timeout_ms = 5000};
+    struct rpc_client *cli = NULL;
+    assert_int_equal(rpc_client_connect(&cfg, &cli), TS_OK);
+    assert_int_equal(ping(cli), TS_EAUTH_UNAUTHORIZED);
+    assert_string_equal(rpc_client_error_text(cli), "Authentication credential is for another user");
+    assert_int_equal(ping(cli), TS_ECLOSED); /* unusable afterwards */
+    rpc_client_close(cli);
+    assert_serving(s);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* a misbehaving peer, speaking the wire format by hand */
+
+static int raw_connect(uint16_t port)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port),
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    return fd;
+}
+
+static void raw_send(int fd, const void *data, size_t len)
+{
+    assert_int_equal(send(fd, data, len, MSG_NOSIGNAL), (ssize_t)len);
+}
+
+static void raw_send_frame(int fd, const uint8_t *payload, size_t len)
+{
+    uint8_t h[FRAME_HEADER_SIZE];
+    frame_header_encode(h, len);
+    raw_send(fd, h, sizeof(h));
+    raw_send(fd, payload, len);
+}
+
+/* Read one frame (or NULL at EOF) within 5 s. */
+static uint8_t *raw_recv_frame(int fd, size_t *len)
+{
+    struct frame_reader r;
+    frame_reader_init(&r, FRAME_DEFAULT_MAX);
+    uint8_t byte;
+    while (!frame_reader_ready(&r)) {
+        struct pollfd p = {.fd = fd, .events = POLLIN};
+        assert_int_equal(poll(&p, 1, 5000), 1);
+        if (recv(fd, &byte, 1, 0) != 1) {
+            frame_reader_release(&r);
+            return NULL;
+        }
+        size_t used;
+        assert_int_equal(frame_reader_feed(&r, &byte, 1, &used), TS_OK);
+    }
+    return frame_reader_take(&r, len);
+}
+
+/* The next frame must be an error with code; then the server closes. sealed: whether it
+ * comes with an HMAC (the session existed). */
+static void expect_error_then_close(int fd, int code, int sealed)
+{
+    size_t len = 0;
+    uint8_t *payload = raw_recv_frame(fd, &len);
+    assert_non_null(payload);
+    Tessera__Envelope *env = NULL;
+    assert_int_equal(wire_unpack(payload, len, &env), TS_OK);
+    assert_int_equal(env->hmac.len != 0, sealed);
+    Tessera__Response *r = tessera__response__unpack(NULL, env->body.len, env->body.data);
+    assert_non_null(r);
+    assert_non_null(r->error);
+    assert_int_equal(r->error->code, code);
+    tessera__response__free_unpacked(r, NULL);
+    tessera__envelope__free_unpacked(env, NULL);
+    free(payload);
+    assert_null(raw_recv_frame(fd, &len)); /* closed */
+    close(fd);
+}
+
+static uint8_t *ping_body(size_t *len)
+{
+    Tessera__PingRequest p = TESSERA__PING_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.id = 7;
+    req.msg_case = TESSERA__REQUEST__MSG_PING;
+    req.ping = &p;
+    *len = tessera__request__get_packed_size(&req);
+    uint8_t *body = malloc(*len + 1);
+    tessera__request__pack(&req, body);
+    return body;
+}
+
+/* A correct first frame for session (its credential restricted to uid, bound to the
+ * body given as bound_body, which may differ from the body sent). */
+static uint8_t *first_frame(struct wire_session *session, uid_t uid, int ttl,
+                            const uint8_t *bound_body, size_t bound_len, size_t *len)
+{
+    size_t blen;
+    uint8_t *body = ping_body(&blen);
+    char *cred = NULL;
+    assert_int_equal(auth_encode(munge.socket, uid, ttl, session->key,
+                                 bound_body ? bound_body : body, bound_body ? bound_len : blen,
+                                 &cred),
+                     TS_OK);
+    uint8_t *payload = NULL;
+    assert_int_equal(wire_seal(session, body, blen, cred, &payload, len), TS_OK);
+    free(cred);
+    free(body);
+    return payload;
+}
+
+/* Complete a handshake on fd and check the ping response. */
+static void handshake(int fd, struct wire_session *session)
+{
+    size_t len;
+    uint8_t *payload = first_frame(session, geteuid(), 0, NULL, 0, &len);
+    raw_send_frame(fd, payload, len);
+    free(payload);
+    uint8_t *reply = raw_recv_frame(fd, &len);
+    assert_non_null(reply);
+    Tessera__Envelope *env = NULL;
+    assert_int_equal(wire_unpack(reply, len, &env), TS_OK);
+    assert_int_equal(wire_verify(session, env), TS_OK);
+    tessera__envelope__free_unpacked(env, NULL);
+    free(reply);
+}
+
+static void test_oversized_frame(void **state)
+{
+    struct server *s = *state;
+    int fd = raw_connect(s->port);
+    uint8_t h[4] = {0x7f, 0xff, 0xff, 0xff};
+    raw_send(fd, h, 4);
+    expect_error_then_close(fd, TS_EFRAME_TOOBIG, 0);
+    assert_serving(s);
+}
+
+static void test_oversized_after_handshake(void **state)
+{
+    struct server *s = *state;
+    int fd = raw_connect(s->port);
+    struct wire_session session;
+    wire_session_init(&session, WIRE_CLIENT, NULL);
+    handshake(fd, &session);
+    uint8_t h[4] = {0x7f, 0xff, 0xff, 0xff};
+    raw_send(fd, h, 4);
+    expect_error_then_close(fd, TS_EFRAME_TOOBIG, 1);
+    assert_serving(s);
+}
+
+static void test_undecodable_frame(void **state)
+{
+    struct server *s = *state;
+    int fd = raw_connect(s->port);
+    static const uint8_t garbage[] = {0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff};
+    raw_send_frame(fd, garbage, sizeof(garbage));
+    expect_error_then_close(fd, TS_EDECODE, 0);
+    assert_serving(s);
+}
+
+static void test_wrong_version(void **state)
+{
+    struct server *s = *state;
+    int fd = raw_connect(s->port);
+    Tessera__Envelope env = TESSERA__ENVELOPE__INIT;
+    env.version = WIRE_VERSION + 7;
+    uint8_t buf[64];
+    size_t len = tessera__envelope__pack(&env, buf);
+    raw_send_frame(fd, buf, len);
+    expect_error_then_close(fd, TS_EVERSION, 0);
+    assert_serving(s);
+}
+
+static void test_no_credential(void **state)
+{
+    struct server *s = *state;
+    int fd = raw_connect(s->port);
+    struct wire_session session;
+    wire_session_init(&session, WIRE_CLIENT, NULL);
+    size_t blen, len;
+    uint8_t *body = ping_body(&blen), *payload = NULL;
+    assert_int_equal(wire_seal(&session, body, blen, NULL, &payload, &len), TS_OK);
+    raw_send_frame(fd, payload, len);
+    expect_error_then_close(fd, TS_EAUTH, 0);
+    free(body);
+    free(payload);
+}
+
+static void test_credential_for_another_body(void **state)
+{
+    struct server *s = *state;
+    int fd = raw_connect(s->port);
+    struct wire_session session;
+    wire_session_init(&session, WIRE_CLIENT, NULL);
+    static const uint8_t other[] = "some other request";
+    size_t len;
+    uint8_t *payload = first_frame(&session, geteuid(), 0, other, sizeof(other), &len);
+    raw_send_frame(fd, payload, len);
+    free(payload);
+    expect_error_then_close(fd, TS_EAUTH_BINDING, 0);
+    assert_serving(s);
+}
+
+static void test_replayed_credential(void **state)
+{
+    struct server *s = *state;
+    struct wire_session session;
+    wire_session_init(&session, WIRE_CLIENT, NULL);
+    size_t len;
+    uint8_t *payload = first_frame(&session, geteuid(), 0, NULL, 0, &len);
+
+    int fd = raw_connect(s->port);
+    raw_send_frame(fd, payload, len);
+    size_t rlen;
+    uint8_t *reply = raw_recv_frame(fd, &rlen); /* the first time it works */
+    assert_non_null(reply);
+    free(reply);
+    close(fd);
+
+    fd = raw_connect(s->port); /* a recorded handshake played again */
+    raw_send_frame(fd, payload, len);
+    expect_error_then_close(fd, TS_EAUTH_REPLAYED, 0);
+    free(payload);
+    assert_serving(s);
+}
+
+static void test_expired_credential(void **state)
+{
+    struct server *s = *state;
+    struct wire_session session;
+    wire_session_init(&session, WIRE_CLIENT, NULL);
+    size_t len;
+    uint8_t *payload = first_frame(&session, geteuid(), 1, NULL, 0, &len);
+    sleep(3);
+    int fd = raw_connect(s->port);
+    raw_send_frame(fd, payload, len);
+    expect_error_then_close(fd, TS_EAUTH_EXPIRED, 0);
+    free(payload);
+}
+
+static void test_bad_hmac(void **state)
+{
+    struct server *s = *state;
+    int fd = raw_connect(s->port);
+    struct wire_session session;
+    wire_session_init(&session, WIRE_CLIENT, NULL);
+    handshake(fd, &session);
+
+    size_t blen, len;
+    uint8_t *body = ping_body(&blen), *payload = NULL;
+    assert_int_equal(wire_seal(&session, body, blen, NULL, &payload, &len), TS_OK);
+    Tessera__Envelope *env = NULL;
+    assert_int_equal(wire_unpack(payload, len, &env), TS_OK);
+    env->hmac.data[5] ^= 0x40;
+    uint8_t buf[256];
+    len = tessera__envelope__pack(env, buf);
+    raw_send_frame(fd, buf, len);
+    expect_error_then_close(fd, TS_EAUTH_HMAC, 1);
+    tessera__envelope__free_unpacked(env, NULL);
+    free(body);
+    free(payload);
+}
+
+static void test_replayed_sequence(void **state)
+{
+    struct server *s = *state;
+    int fd = raw_connect(s->port);
+    struct wire_session session;
+    wire_session_init(&session, WIRE_CLIENT, NULL);
+    handshake(fd, &session);
+
+    size_t blen, len, rlen;
+    uint8_t *body = ping_body(&blen), *payload = NULL;
+    assert_int_equal(wire_seal(&session, body, blen, NULL, &payload, &len), TS_OK);
+    raw_send_frame(fd, payload, len);
+    uint8_t *reply = raw_recv_frame(fd, &rlen); /* seq 1 is fine */
+    assert_non_null(reply);
+    free(reply);
+    raw_send_frame(fd, payload, len); /* seq 1 again */
+    expect_error_then_close(fd, TS_EAUTH_SEQ, 1);
+    free(body);
+    free(payload);
+}
+
+static void test_credential_after_handshake(void **state)
+{
+    struct server *s = *state;
+    int fd = raw_connect(s->port);
+    struct wire_session session;
+    wire_session_init(&session, WIRE_CLIENT, NULL);
+    handshake(fd, &session);
+    size_t len;
+    uint8_t *payload = first_frame(&session, geteuid(), 0, NULL, 0, &len);
+    raw_send_frame(fd, payload, len);
+    expect_error_then_close(fd, TS_EPROTO, 1);
+    free(payload);
+}
+
+static void test_truncated_then_closed(void **state)
+{
+    struct server *s = *state;
+    struct wire_session session;
+    wire_session_init(&session, WIRE_CLIENT, NULL);
+    size_t len;
+    uint8_t *payload = first_frame(&session, geteuid(), 0, NULL, 0, &len);
+    /* cut the first frame at every position, each on a connection of its own */
+    uint8_t h[4];
+    frame_header_encode(h, len);
+    for (size_t cut = 1; cut < len + 4; cut += 7) {
+        int fd = raw_connect(s->port);
+        raw_send(fd, h, cut < 4 ? cut : 4);
+        if (cut > 4)
+            raw_send(fd, payload, cut - 4);
+        close(fd);
+    }
+    free(payload);
+    assert_serving(s);
+}
+
+static void test_frame_in_single_bytes(void **state)
+{
+    struct server *s = *state;
+    int fd = raw_connect(s->port);
+    struct wire_session session;
+    wire_session_init(&session, WIRE_CLIENT, NULL);
+    size_t len;
+    uint8_t *payload = first_frame(&session, geteuid(), 0, NULL, 0, &len);
+    uint8_t h[4];
+    frame_header_encode(h, len);
+    for (size_t i = 0; i < 4; i++)
+        raw_send(fd, h + i, 1);
+    for (size_t i = 0; i < len; i++)
+        raw_send(fd, payload + i, 1);
+    free(payload);
+    size_t rlen;
+    uint8_t *reply = raw_recv_frame(fd, &rlen);
+    assert_non_null(reply);
+    Tessera__Envelope *env = NULL;
+    assert_int_equal(wire_unpack(reply, rlen, &env), TS_OK);
+    assert_int_equal(wire_verify(&session, env), TS_OK);
+    tessera__envelope__free_unpacked(env, NULL);
+    free(reply);
+    close(fd);
+}
+
+static void test_pipelined_requests(void **state)
+{
+    /* several sealed requests written at once behind the handshake frame: all answered,
+     * in order */
+    struct server *s = *state;
+    int fd = raw_connect(s->port);
+    struct wire_session session;
+    wire_session_init(&session, WIRE_CLIENT, NULL);
+    size_t len, blen;
+    uint8_t *payload = first_frame(&session, geteuid(), 0, NULL, 0, &len);
+    raw_send_frame(fd, payload, len);
+    free(payload);
+    uint8_t *body = ping_body(&blen);
+    for (int i = 0; i < 10; i++) {
+        assert_int_equal(wire_seal(&session, body, blen, NULL, &payload, &len), TS_OK);
+        raw_send_frame(fd, payload, len);
+        free(payload);
+    }
+    free(body);
+    for (int i = 0; i < 11; i++) {
+        uint8_t *reply = raw_recv_frame(fd, &len);
+        assert_non_null(reply);
+        Tessera__Envelope *env = NULL;
+        assert_int_equal(wire_unpack(reply, len, &env), TS_OK);
+        assert_int_equal(env->seq, (uint64_t)i);
+        assert_int_equal(wire_verify(&session, env), TS_OK);
+        tessera__envelope__free_unpacked(env, NULL);
+        free(reply);
+    }
+    close(fd);
+}
+
+static void test_handshake_timeout(void **state)
+{
+    struct server *s = server_start(300, 0);
+    int fd = raw_connect(s->port);
+    size_t len;
+    /* send nothing: the server gives up after 300 ms and closes */
+    assert_null(raw_recv_frame(fd, &len));
+    close(fd);
+    assert_serving(s);
+    server_free(s);
+}
+
+static void test_small_max_frame(void **state)
+{
+    struct server *s = server_start(0, 64);
+    struct rpc_client *cli = client(s->port);
+    /* a credential alone is larger than 64 bytes */
+    assert_int_equal(ping(cli), TS_EFRAME_TOOBIG);
+    rpc_client_close(cli);
+    server_free(s);
+}
+
+static void test_port_in_use(void **state)
+{
+    struct server *s = *state;
+    struct loop *loop = loop_create();
+    struct rpc_server_config cfg = {.host = "127.0.0.1", .port = s->port,
+                                    .munge_socket = munge.socket, .uid = geteuid()};
+    struct rpc_server *srv = NULL;
+    assert_int_equal(rpc_server_create(loop, &cfg, handlers, 2, loop, &srv), TS_EADDRINUSE);
+    assert_null(srv);
+    loop_destroy(loop);
+}
+
+static int group_setup(void **state)
+{
+    log_open("test_rpc", LOG_LVL_QUIET, NULL);
+    return harness_munge_start(&munge);
+}
+
+static int group_teardown(void **state)
+{
+    harness_munge_stop(&munge);
+    return 0;
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        T(test_ping),
+        T(test_delayed_response),
+        T(test_unknown_request),
+        cmocka_unit_test(test_client_to_nowhere),
+        T(test_client_wrong_server_uid),
+        T(test_oversized_frame),
+        T(test_oversized_after_handshake),
+        T(test_undecodable_frame),
+        T(test_wrong_version),
+        T(test_no_credential),
+        T(test_credential_for_another_body),
+        T(test_replayed_credential),
+        T(test_expired_credential),
+        T(test_bad_hmac),
+        T(test_replayed_sequence),
+        T(test_credential_after_handshake),
+        T(test_truncated_then_closed),
+        T(test_frame_in_single_bytes),
+        T(test_pipelined_requests),
+        cmocka_unit_test(test_handshake_timeout),
+        cmocka_unit_test(test_small_max_frame),
+        T(test_port_in_use),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
