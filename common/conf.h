@@ -1,0 +1,123 @@
+/* tessera.conf: slurm.conf's syntax, Tessera's keys (docs/configuration.md).
+ *
+ * One "Key=Value" per token, keys case-insensitive, "#" starts a comment, a trailing "\"
+ * continues a line, values may be double-quoted, "Include PATH" reads another file.
+ * Lines starting with NodeName= or PartitionName= describe nodes and partitions (with
+ * hostlist ranges in names, addresses and ports; "DEFAULT" lines set defaults for later
+ * lines); every other token sets a cluster-wide key. Errors name the file and line.
+ */
+#ifndef TESSERA_COMMON_CONF_H
+#define TESSERA_COMMON_CONF_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+#define CONF_DEFAULT_PATH "/etc/tessera/tessera.conf"
+#define CONF_ENV "TESSERA_CONF"
+#define CONF_UNLIMITED INT64_C(-1) /* time limits: no limit */
+
+enum conf_part_state { CONF_PART_UP, CONF_PART_DOWN, CONF_PART_DRAIN, CONF_PART_INACTIVE };
+enum conf_node_state { CONF_NODE_UNKNOWN, CONF_NODE_DOWN, CONF_NODE_DRAIN, CONF_NODE_FUTURE };
+
+struct conf_node {
+    char *name;
+    char *hostname;          /* NodeHostname (default: name) */
+    char *addr;              /* NodeAddr (default: hostname) */
+    uint16_t port;           /* Port (default: NodedPort) */
+    uint32_t cpus;
+    uint32_t sockets, cores_per_socket, threads_per_core;
+    uint64_t real_memory_mb;
+    char *features;          /* "a,b" as given, "" when none */
+    uint32_t weight;
+    enum conf_node_state state;
+};
+
+struct conf_partition {
+    char *name;
+    char *nodes;             /* the Nodes= expression as given ("ALL" expanded) */
+    size_t *node_index;      /* into conf.nodes, in expression order */
+    size_t nnodes;
+    int is_default;
+    int64_t max_time;        /* seconds or CONF_UNLIMITED */
+    int64_t default_time;    /* seconds or CONF_UNLIMITED (none: MaxTime applies) */
+    uint32_t max_nodes;      /* UINT32_MAX: unlimited */
+    uint32_t min_nodes;
+    uint32_t priority_tier;
+    enum conf_part_state state;
+};
+
+struct conf_param {
+    char *key;
+    char *value; /* "" for a flag */
+};
+
+struct conf {
+    char *path;
+    time_t read_time;
+
+    char *cluster_name;
+    char *ctld_host;
+    uint16_t ctld_port;
+    uint16_t noded_port;
+    char *state_save_location;
+    char *spool_dir;
+    char *auth_type;
+    char *auth_info;
+    char *munge_socket;      /* from AuthInfo socket=...; NULL: MUNGE's default */
+    uint32_t cred_ttl;       /* from AuthInfo ttl=...; 0: MUNGE's default */
+    char *slurm_user;
+    uid_t slurm_user_uid;
+    char *scheduler_type;
+    char *scheduler_parameters;
+    struct conf_param *sched_params; /* SchedulerParameters, split */
+    size_t nsched_params;
+    uint32_t min_job_age;
+    uint32_t noded_timeout;
+    uint32_t kill_wait;
+    uint32_t filter_timeout;
+    uint32_t filter_retry_interval;
+    uint32_t default_hold_duration;
+    uint32_t message_timeout;
+    uint32_t first_job_id;
+    char *plugin_dir;
+    char *ctld_log_file;
+    char *ctld_pid_file;
+    char *noded_log_file;
+    char *ctld_debug;        /* log level names (log.h) */
+    char *noded_debug;
+
+    struct conf_node *nodes;
+    size_t nnodes;
+    struct conf_partition *partitions;
+    size_t npartitions;
+};
+
+/* The file to read: path when given, else $TESSERA_CONF, else CONF_DEFAULT_PATH. */
+const char *conf_locate(const char *path);
+
+/* Read and check a configuration. On error returns TS_ECONF (or TS_ECONF_NOTFOUND) and
+ * writes "FILE:LINE: what is wrong" (or "FILE: ...") into errbuf; *out is NULL. */
+int conf_load(const char *path, struct conf **out, char *errbuf, size_t errlen);
+/* The same from text in memory; name stands for the file name in messages. Include
+ * directives are refused (there is no folder to resolve them in) unless allow_include. */
+int conf_parse_string(const char *text, const char *name, int allow_include,
+                      struct conf **out, char *errbuf, size_t errlen);
+void conf_free(struct conf *conf);
+
+const struct conf_node *conf_find_node(const struct conf *conf, const char *name);
+const struct conf_partition *conf_find_partition(const struct conf *conf, const char *name);
+const struct conf_partition *conf_default_partition(const struct conf *conf);
+
+/* Look a SchedulerParameters entry up: returns 1 and sets *value (the text after "=",
+ * or "" for a flag) when present, 0 when absent. value may be NULL. */
+int conf_sched_param(const struct conf *conf, const char *key, const char **value);
+
+/* Every cluster-wide key with its value as shown by "scontrol show config", in
+ * alphabetical order of keys. Values are formatted back to text (defaults included); a
+ * value is valid only during its callback. */
+typedef void (*conf_entry_cb)(void *arg, const char *key, const char *value);
+void conf_foreach_entry(const struct conf *conf, conf_entry_cb cb, void *arg);
+
+#endif
