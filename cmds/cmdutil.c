@@ -1,0 +1,68 @@
+#include "cmds/cmdutil.h"
+
+#include "common/conf.h"
+#include "common/errors.h"
+#include "common/rpc_client.h"
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+
+void cmd_error(const char *prog, const char *fmt, ...)
+{
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: error: %s\n", prog, line);
+}
+
+int ctl_load_conf(struct ctl *ctl, const char *prog, const char *conf_path)
+{
+    memset(ctl, 0, sizeof(*ctl));
+    ctl->prog = prog;
+    char err[1024];
+    if (conf_load(conf_locate(conf_path), &ctl->conf, err, sizeof(err)) != TS_OK) {
+        cmd_error(prog, "%s", err);
+        return 1;
+    }
+    return 0;
+}
+
+int ctl_connect(struct ctl *ctl)
+{
+    if (ctl->cli)
+        return TS_OK;
+    struct rpc_client_config cfg = {
+        .host = ctl->conf->ctld_host,
+        .port = ctl->conf->ctld_port,
+        .munge_socket = ctl->conf->munge_socket,
+        .server_uid = ctl->conf->slurm_user_uid,
+        .timeout_ms = (int)ctl->conf->message_timeout * 1000,
+        .cred_ttl = (int)ctl->conf->cred_ttl,
+    };
+    return rpc_client_connect(&cfg, &ctl->cli);
+}
+
+int ctl_call(struct ctl *ctl, const Tessera__Request *req, Tessera__Response **resp)
+{
+    *resp = NULL;
+    int err = ctl_connect(ctl);
+    if (err)
+        return err;
+    return rpc_client_call(ctl->cli, req, resp);
+}
+
+const char *ctl_error_text(const struct ctl *ctl)
+{
+    return ctl->cli ? rpc_client_error_text(ctl->cli) : "";
+}
+
+void ctl_close(struct ctl *ctl)
+{
+    rpc_client_close(ctl->cli);
+    ctl->cli = NULL;
+    conf_free(ctl->conf);
+    ctl->conf = NULL;
+}

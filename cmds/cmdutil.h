@@ -1,0 +1,35 @@
+/* What every command shares: Slurm-style error lines and the connection to the
+ * controller (configuration located as SPEC 6 says, credentials for SlurmUser's uid). */
+#ifndef TESSERA_CMDS_CMDUTIL_H
+#define TESSERA_CMDS_CMDUTIL_H
+
+#include "tessera.pb-c.h"
+
+#include <stddef.h>
+
+struct conf;
+struct rpc_client;
+
+/* "prog: error: ..." on stderr. */
+void cmd_error(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+struct ctl {
+    const char *prog;
+    struct conf *conf;
+    struct rpc_client *cli;
+};
+
+/* Load the configuration (conf_path NULL: $TESSERA_CONF, then the default). Prints the
+ * error and returns non-zero on failure. */
+int ctl_load_conf(struct ctl *ctl, const char *prog, const char *conf_path);
+/* Connect to the controller (after ctl_load_conf). TS_ECONNECT when it does not answer;
+ * errors are not printed (callers word them as Slurm does). */
+int ctl_connect(struct ctl *ctl);
+/* One request, one response; connects first when needed. Errors of the transport come
+ * back as codes (TS_OK means *resp is set, possibly holding an Error). */
+int ctl_call(struct ctl *ctl, const Tessera__Request *req, Tessera__Response **resp);
+/* The detail of the last transport failure. */
+const char *ctl_error_text(const struct ctl *ctl);
+void ctl_close(struct ctl *ctl);
+
+#endif

@@ -1,0 +1,205 @@
+/* Controller life: start-up, the event loop, signals, reconfiguration, shutdown. */
+#include "ctld/ctld.h"
+
+#include "common/auth.h"
+#include "common/conf.h"
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "common/rpc_server.h"
+#include "common/store.h"
+
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+static void on_terminate(struct loop *loop, int signo, void *arg)
+{
+    log_info("terminating on signal %d", signo);
+    loop_stop(loop);
+}
+
+static void on_hangup(struct loop *loop, int signo, void *arg)
+{
+    char err[512] = "";
+    if (ctld_reconfigure(arg, err, sizeof(err)) != TS_OK)
+        log_error("reconfigure: %s (keeping the previous configuration)", err);
+}
+
+/* Create StateSaveLocation if it is missing: one level, private to the controller. */
+static int prepare_state_dir(const char *path, char *errbuf, size_t errlen)
+{
+    if (mkdir(path, 0700) == 0 || errno == EEXIST)
+        return TS_OK;
+    snprintf(errbuf, errlen, "cannot create StateSaveLocation %s: %s", path, strerror(errno));
+    return TS_ESYS;
+}
+
+static int setup_logging(const struct conf *conf, const struct ctld_options *opts,
+                         char *errbuf, size_t errlen)
+{
+    enum log_level lvl = LOG_LVL_INFO;
+    log_level_parse(conf->ctld_debug, &lvl); /* the parser already checked the name */
+    for (int i = 0; i < opts->verbose && lvl < LOG_LVL_DEBUG2; i++)
+        lvl++;
+    const char *dest = opts->foreground ? NULL
+                       : conf->ctld_log_file ? conf->ctld_log_file
+                                             : "syslog";
+    int err = log_open("tessera-ctld", lvl, dest);
+    if (err)
+        snprintf(errbuf, errlen, "cannot open CtldLogFile %s: %s", dest, ts_strerror(err));
+    return err;
+}
+
+static int write_pid_file(const char *path, char *errbuf, size_t errlen)
+{
+    if (!path)
+        return TS_OK;
+    FILE *f = fopen(path, "we");
+    int ok = f && fprintf(f, "%ld\n", (long)getpid()) > 0;
+    if (f && fclose(f) != 0)
+        ok = 0;
+    if (!ok) {
+        snprintf(errbuf, errlen, "cannot write CtldPidFile %s: %s", path, strerror(errno));
+        return TS_ESYS;
+    }
+    return TS_OK;
+}
+
+static int start_server(struct ctld *c, uint16_t port, char *errbuf, size_t errlen)
+{
+    struct rpc_server_config cfg = {
+        .host = c->conf->ctld_host,
+        .port = port ? port : c->conf->ctld_port,
+        .munge_socket = c->conf->munge_socket,
+        .uid = geteuid(),
+    };
+    int err = rpc_server_create(c->loop, &cfg, ctld_rpc_handlers, ctld_rpc_nhandlers, c,
+                                &c->server);
+    if (err)
+        snprintf(errbuf, errlen, "cannot listen on %s port %u: %s", cfg.host, cfg.port,
+                 ts_strerror(err));
+    return err;
+}
+
+int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf, size_t errlen)
+{
+    errbuf[0] = '\0';
+    *out = NULL;
+    struct ctld *c = calloc(1, sizeof(*c));
+    if (!c)
+        return TS_ENOMEM;
+    c->start_time = time(NULL);
+    int err = TS_ENOMEM;
+    if (!(c->conf_path = strdup(conf_locate(opts->conf_path))))
+        goto error;
+    if ((err = conf_load(c->conf_path, &c->conf, errbuf, errlen)))
+        goto error;
+    if ((err = setup_logging(c->conf, opts, errbuf, errlen)))
+        goto error;
+
+    /* Commands restrict their credentials to SlurmUser's uid: as anyone else we could
+     * decode none of them. */
+    if (geteuid() != c->conf->slurm_user_uid) {
+        snprintf(errbuf, errlen, "running as uid %u, but SlurmUser is %s (uid %u)",
+                 (unsigned)geteuid(), c->conf->slurm_user, (unsigned)c->conf->slurm_user_uid);
+        err = TS_ECONF;
+        goto error;
+    }
+    /* Refuse early when MUNGE is not there: nothing could authenticate to us. */
+    if ((err = auth_selftest(c->conf->munge_socket))) {
+        snprintf(errbuf, errlen, "MUNGE does not work (socket %s): %s",
+                 c->conf->munge_socket ? c->conf->munge_socket : "default", ts_strerror(err));
+        goto error;
+    }
+    err = TS_ENOMEM;
+    if (!(c->loop = loop_create()))
+        goto error;
+    /* Signals first: the threads started below inherit the blocked mask. */
+    if ((err = loop_signal_add(c->loop, SIGTERM, on_terminate, c)) ||
+        (err = loop_signal_add(c->loop, SIGINT, on_terminate, c)) ||
+        (err = loop_signal_add(c->loop, SIGHUP, on_hangup, c)))
+        goto error;
+    signal(SIGPIPE, SIG_IGN);
+
+    if ((err = prepare_state_dir(c->conf->state_save_location, errbuf, errlen)))
+        goto error;
+    if ((err = store_open(c->loop, c->conf->state_save_location, STORE_DEFAULT_MAP_SIZE,
+                          &c->store))) {
+        snprintf(errbuf, errlen, "cannot open the state in %s: %s",
+                 c->conf->state_save_location, ts_strerror(err));
+        goto error;
+    }
+    if ((err = ctld_state_load(c, errbuf, errlen)))
+        goto error;
+    if ((err = start_server(c, opts->port_override, errbuf, errlen)))
+        goto error;
+    if ((err = write_pid_file(c->conf->ctld_pid_file, errbuf, errlen)))
+        goto error;
+    log_info("%s controller %s listening on %s port %u", c->conf->cluster_name,
+             TESSERA_VERSION, c->conf->ctld_host, rpc_server_port(c->server));
+    *out = c;
+    return TS_OK;
+error:
+    if (!errbuf[0])
+        snprintf(errbuf, errlen, "%s", ts_strerror(err));
+    ctld_destroy(c);
+    return err;
+}
+
+int ctld_run(struct ctld *c)
+{
+    int err = loop_run(c->loop);
+    if (err) {
+        log_error("event loop failed: %s", ts_strerror(err));
+        c->exit_code = 1;
+    }
+    return c->exit_code;
+}
+
+void ctld_destroy(struct ctld *c)
+{
+    if (!c)
+        return;
+    /* Stop taking requests, then make everything queued durable before leaving. */
+    rpc_server_destroy(c->server);
+    store_close(c->store);
+    if (c->server && c->conf->ctld_pid_file)
+        unlink(c->conf->ctld_pid_file);
+    loop_destroy(c->loop);
+    conf_free(c->conf);
+    free(c->conf_path);
+    free(c);
+}
+
+/* Settings that only a restart can change: warn rather than pretend. */
+static void warn_restart_needed(const struct conf *old, const struct conf *new)
+{
+    if (old->ctld_port != new->ctld_port || strcmp(old->ctld_host, new->ctld_host))
+        log_warn("reconfigure: CtldHost/CtldPort changes take effect at the next restart");
+    if (strcmp(old->state_save_location, new->state_save_location))
+        log_warn("reconfigure: StateSaveLocation changes take effect at the next restart");
+    if ((old->munge_socket == NULL) != (new->munge_socket == NULL) ||
+        (old->munge_socket && strcmp(old->munge_socket, new->munge_socket)))
+        log_warn("reconfigure: AuthInfo changes take effect at the next restart");
+}
+
+int ctld_reconfigure(struct ctld *c, char *errbuf, size_t errlen)
+{
+    struct conf *fresh = NULL;
+    int err = conf_load(c->conf_path, &fresh, errbuf, errlen);
+    if (err)
+        return err;
+    warn_restart_needed(c->conf, fresh);
+    enum log_level lvl;
+    if (log_level_parse(fresh->ctld_debug, &lvl) == TS_OK)
+        log_set_level(lvl);
+    conf_free(c->conf);
+    c->conf = fresh;
+    log_info("reconfigured from %s", c->conf_path);
+    return TS_OK;
+}

@@ -1,0 +1,65 @@
+/* The controller: one struct owned by one event-loop thread (docs/architecture.md).
+ *
+ * Everything the controller knows lives here and is touched only by the loop thread; work
+ * that blocks (MUNGE decoding, LMDB commits) runs on other threads and comes back to the
+ * loop as events. */
+#ifndef TESSERA_CTLD_CTLD_H
+#define TESSERA_CTLD_CTLD_H
+
+#include "common/rpc_server.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+struct conf;
+struct loop;
+struct store;
+struct rpc_server;
+
+/* Version of the LMDB layout this controller writes (the "meta" record). */
+#define CTLD_SCHEMA_VERSION 1
+
+struct ctld {
+    struct conf *conf;
+    char *conf_path;
+    struct loop *loop;
+    struct store *store;
+    struct rpc_server *server;
+    time_t start_time;
+    int exit_code;
+
+    /* persistent state (ctld/state.c) */
+    uint64_t next_job_id;
+};
+
+struct ctld_options {
+    const char *conf_path;
+    uint16_t port_override; /* 0: CtldPort from the configuration */
+    int foreground;         /* log to stderr (-D); else CtldLogFile or syslog */
+    int verbose;            /* each -v raises the log level by one */
+};
+
+/* Read the configuration, open the state, listen. On failure returns a ts_err and writes
+ * a one-line reason into errbuf. Must be called before any other thread exists (it
+ * blocks the signals the loop handles). */
+int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf, size_t errlen);
+/* Serve until SIGTERM/SIGINT; returns the exit code. */
+int ctld_run(struct ctld *c);
+/* Stop serving, commit what is queued, close the state. */
+void ctld_destroy(struct ctld *c);
+
+/* Re-read the configuration file (SIGHUP, scontrol reconfigure). Keeps the old one and
+ * returns an error when the new one is wrong. */
+int ctld_reconfigure(struct ctld *c, char *errbuf, size_t errlen);
+
+/* ctld/state.c: load the persistent state at start-up (creating it on first start). */
+int ctld_state_load(struct ctld *c, char *errbuf, size_t errlen);
+/* Queue the job id counter's current value; durable with the next group commit. */
+int ctld_state_save_next_job_id(struct ctld *c);
+
+/* ctld/rpc.c: the handler table. */
+extern const struct rpc_handler ctld_rpc_handlers[];
+extern const size_t ctld_rpc_nhandlers;
+
+#endif

@@ -1,0 +1,40 @@
+/* A private cluster for integration tests: its own munged, a configuration in a
+ * temporary folder, the controller started from the build tree, and the commands run
+ * with TESSERA_CONF pointing at it. Everything is stopped and removed by
+ * harness_cluster_fini. */
+#ifndef TESSERA_TESTS_CLUSTER_H
+#define TESSERA_TESTS_CLUSTER_H
+
+#include "harness.h"
+
+#include <stdint.h>
+#include <sys/types.h>
+
+struct harness_cluster {
+    char dir[256];
+    char conf[320];
+    char state[320];
+    char ctld_log[320];
+    char conf_env[340]; /* "TESSERA_CONF=..." */
+    struct harness_munge munge;
+    uint16_t ctld_port;
+    pid_t ctld;
+};
+
+/* Start munged and write tessera.conf: the basics (ClusterName=itest, CtldHost=127.0.0.1,
+ * a free CtldPort, StateSaveLocation and AuthInfo in the folder) followed by extra lines
+ * (may be NULL). */
+int harness_cluster_init(struct harness_cluster *c, const char *extra);
+/* Rewrite tessera.conf with other extra lines (same basics, same port). */
+int harness_cluster_write_conf(struct harness_cluster *c, const char *extra);
+/* Start tessera-ctld -D and wait until it answers a ping (10 s at most). */
+int harness_ctld_start(struct harness_cluster *c);
+/* Stop it with sig (SIGTERM: clean stop; SIGKILL: crash). Returns its waitpid status. */
+int harness_ctld_stop(struct harness_cluster *c, int sig);
+/* Run a command from the build tree (bin/<cmd>) with the cluster's TESSERA_CONF.
+ * args: NULL-terminated, without the command itself. Returns the exit status. */
+int harness_cmd(struct harness_cluster *c, const char *cmd, const char *const args[], char **out,
+                char **err);
+void harness_cluster_fini(struct harness_cluster *c);
+
+#endif
