@@ -157,10 +157,11 @@ static int output_append(struct conn *c, const uint8_t *data, size_t len)
     if (c->ooff > 0 && c->ooff == c->olen)
         c->ooff = c->olen = 0;
     if (c->olen + len > c->ocap) {
-        /* compact before growing */
-        memmove(c->obuf, c->obuf + c->ooff, c->olen - c->ooff);
-        c->olen -= c->ooff;
-        c->ooff = 0;
+        if (c->ooff > 0) { /* compact before growing */
+            memmove(c->obuf, c->obuf + c->ooff, c->olen - c->ooff);
+            c->olen -= c->ooff;
+            c->ooff = 0;
+        }
         size_t cap = c->ocap ? c->ocap : 4096;
         while (cap < c->olen + len)
             cap *= 2;
