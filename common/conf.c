@@ -1,6 +1,7 @@
 #include "common/conf.h"
 
 #include "common/errors.h"
+#include "common/hashmap.h"
 #include "common/hostlist.h"
 #include "common/idset.h"
 #include "common/log.h"
@@ -40,6 +41,8 @@ struct parse {
     struct conf_partition part_default;
     int *part_lines;      /* line of each partition, for messages when resolving */
     int *node_lines;
+    size_t node_cap;            /* allocated entries of conf.nodes and node_lines */
+    struct hashmap *node_index; /* name -> index + 1 (never NULL as a value) */
 };
 
 __attribute__((format(printf, 2, 3))) static int fail(struct parse *p, const char *fmt, ...)
@@ -529,17 +532,24 @@ static int add_node(struct parse *p, const struct conf_node *tmpl, const char *n
     struct conf *c = p->conf;
     if (!valid_name(name))
         return fail(p, "invalid node name '%s'", name);
-    for (size_t i = 0; i < c->nnodes; i++)
-        if (!strcmp(c->nodes[i].name, name))
-            return fail(p, "node %s is defined twice (first at line %d)", name, p->node_lines[i]);
-    struct conf_node *nodes = realloc(c->nodes, (c->nnodes + 1) * sizeof(*nodes));
-    int *lines = realloc(p->node_lines, (c->nnodes + 1) * sizeof(*lines));
-    if (nodes)
-        c->nodes = nodes;
-    if (lines)
-        p->node_lines = lines;
-    if (!nodes || !lines)
-        return fail(p, "out of memory");
+    uintptr_t seen = (uintptr_t)hashmap_get_str(p->node_index, name);
+    if (seen)
+        return fail(p, "node %s is defined twice (first at line %d)", name,
+                    p->node_lines[seen - 1]);
+    if (c->nnodes >= CONF_MAX_NODES)
+        return fail(p, "more than %u nodes", CONF_MAX_NODES);
+    if (c->nnodes == p->node_cap) { /* geometric: a line may add many thousand nodes */
+        size_t cap = p->node_cap ? p->node_cap * 2 : 16;
+        struct conf_node *nodes = realloc(c->nodes, cap * sizeof(*nodes));
+        if (nodes)
+            c->nodes = nodes;
+        int *lines = realloc(p->node_lines, cap * sizeof(*lines));
+        if (lines)
+            p->node_lines = lines;
+        if (!nodes || !lines)
+            return fail(p, "out of memory");
+        p->node_cap = cap;
+    }
     struct conf_node *n = &c->nodes[c->nnodes];
     if (node_copy(n, tmpl))
         return fail(p, "out of memory");
@@ -547,6 +557,10 @@ static int add_node(struct parse *p, const struct conf_node *tmpl, const char *n
     if (replace_str(&n->name, name) || replace_str(&n->hostname, hostname ? hostname : name) ||
         replace_str(&n->addr, addr ? addr : n->hostname) ||
         (!n->features && !(n->features = strdup("")))) {
+        node_clear(n);
+        return fail(p, "out of memory");
+    }
+    if (hashmap_put_str(p->node_index, n->name, (void *)(uintptr_t)(c->nnodes + 1))) {
         node_clear(n);
         return fail(p, "out of memory");
     }
@@ -974,13 +988,11 @@ static int resolve_partition_nodes(struct parse *p, struct conf_partition *pt)
         err = fail(p, "out of memory");
     for (size_t i = 0; !err && i < n; i++) {
         const char *name = hostlist_nth(hl, i);
-        size_t j = 0;
-        while (j < c->nnodes && strcmp(c->nodes[j].name, name))
-            j++;
-        if (j == c->nnodes)
+        uintptr_t j = (uintptr_t)hashmap_get_str(p->node_index, name);
+        if (!j)
             err = fail(p, "partition %s: node %s is not defined", pt->name, name);
         else
-            pt->node_index[pt->nnodes++] = j;
+            pt->node_index[pt->nnodes++] = j - 1;
     }
     hostlist_destroy(hl);
     return err;
@@ -990,6 +1002,9 @@ static int finish(struct parse *p)
 {
     struct conf *c = p->conf;
     int default_line = 0;
+    struct hashmap *endpoints = hashmap_create(); /* "addr:port" -> index + 1 */
+    if (!endpoints)
+        return fail(p, "out of memory");
     for (size_t i = 0; i < c->nnodes; i++) {
         struct conf_node *n = &c->nodes[i];
         p->line = p->node_lines[i];
@@ -1007,11 +1022,20 @@ static int finish(struct parse *p)
             n->cpus = n->sockets * n->cores_per_socket * n->threads_per_core;
         if (!n->real_memory_mb)
             n->real_memory_mb = 1;
-        for (size_t j = 0; j < i; j++)
-            if (c->nodes[j].port == n->port && !strcmp(c->nodes[j].addr, n->addr))
-                return fail(p, "nodes %s and %s both use %s port %u", c->nodes[j].name,
-                            n->name, n->addr, n->port);
+        char key[HOSTLIST_MAX_NAME + 8];
+        int klen = snprintf(key, sizeof(key), "%s:%u", n->addr, n->port);
+        uintptr_t j = (uintptr_t)hashmap_get(endpoints, key, (size_t)klen);
+        if (j) {
+            hashmap_destroy(endpoints);
+            return fail(p, "nodes %s and %s both use %s port %u", c->nodes[j - 1].name,
+                        n->name, n->addr, n->port);
+        }
+        if (hashmap_put(endpoints, key, (size_t)klen, (void *)(uintptr_t)(i + 1))) {
+            hashmap_destroy(endpoints);
+            return fail(p, "out of memory");
+        }
     }
+    hashmap_destroy(endpoints);
     for (size_t i = 0; i < c->npartitions; i++) {
         struct conf_partition *pt = &c->partitions[i];
         p->line = p->part_lines[i];
@@ -1070,6 +1094,7 @@ static struct conf *conf_new(struct parse *p)
 
 static void parse_cleanup(struct parse *p)
 {
+    hashmap_destroy(p->node_index);
     node_clear(&p->node_default);
     partition_clear(&p->part_default);
     free(p->part_lines);
@@ -1086,7 +1111,8 @@ static int load(const char *path, const char *text, int allow_include, struct co
     p.err[0] = '\0';
     *out = NULL;
     struct conf *c = conf_new(&p);
-    int err = c ? TS_OK : TS_ENOMEM;
+    p.node_index = hashmap_create();
+    int err = c && p.node_index ? TS_OK : TS_ENOMEM;
     if (!err && !p.failed && !(c->path = strdup(path)))
         err = TS_ENOMEM;
     if (!err && !p.failed)

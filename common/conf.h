@@ -17,6 +17,7 @@
 #define CONF_DEFAULT_PATH "/etc/tessera/tessera.conf"
 #define CONF_ENV "TESSERA_CONF"
 #define CONF_UNLIMITED INT64_C(-1) /* time limits: no limit */
+#define CONF_MAX_NODES (1u << 18)  /* more nodes than this is a configuration error */
 
 enum conf_part_state { CONF_PART_UP, CONF_PART_DOWN, CONF_PART_DRAIN, CONF_PART_INACTIVE };
 enum conf_node_state { CONF_NODE_UNKNOWN, CONF_NODE_DOWN, CONF_NODE_DRAIN, CONF_NODE_FUTURE };

@@ -264,6 +264,18 @@ static void test_node_errors(void **state)
                 "t.conf:1: invalid NodeName 'n[0-9999999]': Value too large");
 }
 
+static void test_many_nodes(void **state)
+{
+    /* checks are hash lookups: 200000 nodes parse at once */
+    struct conf *c = parse_ok("NodeName=n[1-200000] CPUs=64\n"
+                              "NodedPort=9\n"
+                              "PartitionName=all Nodes=n[1-200000]\n");
+    assert_int_equal(c->nnodes, 200000);
+    assert_int_equal(c->partitions[0].nnodes, 200000);
+    conf_free(c);
+    parse_fails("NodeName=n[0-262144]\n", "t.conf:1: more than 262144 nodes");
+}
+
 static void test_partition_errors(void **state)
 {
     parse_fails("NodeName=n1\nPartitionName=p Nodes=n[1-2]\n",
@@ -382,6 +394,7 @@ int main(void)
         cmocka_unit_test(test_quotes_and_continuation),
         cmocka_unit_test(test_errors_with_lines),
         cmocka_unit_test(test_node_errors),
+        cmocka_unit_test(test_many_nodes),
         cmocka_unit_test(test_partition_errors),
         cmocka_unit_test(test_files_and_include),
         cmocka_unit_test(test_locate),
