@@ -58,8 +58,43 @@
     X(TS_EPLUGIN_ABI, 501, "Plugin ABI version mismatch")                                \
     X(TS_EPLUGIN_TYPE, 502, "Plugin is of another type")                                 \
     X(TS_EPLUGIN_INIT, 503, "Plugin initialisation failed")                              \
+    /* command lines (600s) */                                                           \
+    X(TS_EOPTION, 600, "Unrecognized option or missing argument")                       \
+    X(TS_EOPTVALUE, 601, "Invalid option value")                                         \
+    X(TS_ESCRIPT, 602, "Invalid batch script")                                           \
     /* jobs (1000s); Slurm's wording */                                                  \
-    X(TS_EINVALID_JOB_ID, 1000, "Invalid job id specified")
+    X(TS_EINVALID_JOB_ID, 1000, "Invalid job id specified")                             \
+    X(TS_ENO_PARTITION, 1001, "No partition specified or system default partition")     \
+    X(TS_EINVALID_PARTITION, 1002, "Invalid partition name specified")                  \
+    X(TS_ENODES_NOT_IN_PARTITION, 1003, "Requested nodes not in this partition")        \
+    X(TS_ETOO_MANY_CPUS, 1004, "More processors requested than permitted")              \
+    X(TS_ENODE_COUNT, 1005, "Node count specification invalid")                         \
+    X(TS_ENODE_CONFIG, 1006, "Requested node configuration is not available")           \
+    X(TS_EALREADY_DONE, 1007, "Job/step already completing or completed")               \
+    X(TS_EJOB_PENDING, 1008, "Job is pending execution")                                \
+    X(TS_EINVALID_FEATURE, 1009, "Invalid feature specification")                       \
+    X(TS_EINVALID_NODE_NAME, 1010, "Invalid node name specified")                       \
+    X(TS_EDEPENDENCY, 1011, "Job dependency problem")                                   \
+    X(TS_EINVALID_LICENSES, 1012, "Invalid license specification")                      \
+    X(TS_EINVALID_TIME_LIMIT, 1013, "Requested time limit is invalid (missing or exceeds some limit)") \
+    X(TS_EJOB_NOT_PENDING, 1014, "Job is no longer pending execution")                  \
+    X(TS_EJOB_SUSPENDED, 1015, "Job is current suspended, requested operation disabled") \
+    X(TS_EJOB_NOT_RUNNING, 1016, "Job is not running")                                  \
+    X(TS_EJOB_NOT_SUSPENDED, 1017, "Job is not suspended")                              \
+    X(TS_ENOT_HET_JOB, 1018, "Job not heterogeneous job")                               \
+    X(TS_ENOT_HET_LEADER, 1019, "Job not heterogeneous job leader")                     \
+    X(TS_ENOT_WHOLE_HET_JOB, 1020, "Operation not permitted on individual component of heterogeneous job") \
+    X(TS_EINVALID_NICE, 1021, "Invalid --nice value")                                   \
+    X(TS_EINVALID_TIME_MIN, 1022, "Invalid time-min specification (exceeds job's time or other limits)") \
+    X(TS_EDISABLED, 1023, "Requested operation is presently disabled")                  \
+    X(TS_EPARTITION_NOT_AVAIL, 1024, "Required partition not available (inactive or drain)") \
+    X(TS_ETASK_COUNT, 1025, "Task count specification invalid")                         \
+    X(TS_ECPU_COUNT, 1026, "CPU count specification invalid")                           \
+    X(TS_EJOB_HELD, 1027, "Job is in held state, pending scheduler release")            \
+    X(TS_EMEMORY, 1028, "Memory required by task is not available")                     \
+    X(TS_EJOB_ARRAY, 1029, "Invalid job array specification")                           \
+    X(TS_EINVALID_QOS, 1030, "Invalid qos specification")                               \
+    X(TS_EJOB_NOT_FINISHED, 1031, "Job is not finished")
 
 typedef enum ts_err {
 #define TS_ERR_ENUM(name, num, text) name = num,

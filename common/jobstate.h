@@ -1,0 +1,60 @@
+/* Job states and pending reasons with Slurm's names, shared by the controller and the
+ * commands. Reason codes are stored in job records: append, never renumber. */
+#ifndef TESSERA_COMMON_JOBSTATE_H
+#define TESSERA_COMMON_JOBSTATE_H
+
+#include "tessera.pb-c.h"
+
+#include <stddef.h>
+#include <stdint.h>
+
+/* X(name, number, Slurm's text) */
+#define JOB_REASONS(X)                                                                   \
+    X(JOB_REASON_NONE, 0, "None")                                                        \
+    X(JOB_REASON_PRIORITY, 1, "Priority")                                                \
+    X(JOB_REASON_RESOURCES, 2, "Resources")                                              \
+    X(JOB_REASON_DEPENDENCY, 3, "Dependency")                                            \
+    X(JOB_REASON_BEGIN_TIME, 4, "BeginTime")                                             \
+    X(JOB_REASON_HELD_USER, 5, "JobHeldUser")                                            \
+    X(JOB_REASON_HELD_ADMIN, 6, "JobHeldAdmin")                                          \
+    X(JOB_REASON_PARTITION_DOWN, 7, "PartitionDown")                                     \
+    X(JOB_REASON_PARTITION_INACTIVE, 8, "PartitionInactive")                             \
+    X(JOB_REASON_PARTITION_NODE_LIMIT, 9, "PartitionNodeLimit")                          \
+    X(JOB_REASON_PARTITION_TIME_LIMIT, 10, "PartitionTimeLimit")                         \
+    X(JOB_REASON_NODES_DOWN, 11, "ReqNodeNotAvail")                                      \
+    X(JOB_REASON_DEPENDENCY_NEVER, 12, "DependencyNeverSatisfied")                       \
+    X(JOB_REASON_DEADLINE, 13, "DeadLine")                                               \
+    X(JOB_REASON_NON_ZERO_EXIT, 14, "NonZeroExitCode")                                   \
+    X(JOB_REASON_TIME_LIMIT, 15, "TimeLimit")                                            \
+    X(JOB_REASON_NODE_FAIL, 16, "NodeDown")                                              \
+    X(JOB_REASON_CANCELLED, 17, "None")                                                  \
+    X(JOB_REASON_BAD_CONSTRAINTS, 18, "BadConstraints")                                  \
+    X(JOB_REASON_LAUNCH_FAILED, 19, "JobLaunchFailure")                                  \
+    X(JOB_REASON_SYSTEM_FAILURE, 20, "SystemFailure")
+
+enum job_reason {
+#define JOB_REASON_ENUM(name, num, text) name = num,
+    JOB_REASONS(JOB_REASON_ENUM)
+#undef JOB_REASON_ENUM
+};
+
+/* "PENDING", "RUNNING", ... ("UNKNOWN" for a state this build does not know). */
+const char *jobstate_name(Tessera__JobState state);
+/* squeue's two letters: "PD", "R", "S", "CG", "CD", "CA", "F", "TO", "NF", "PR", "BF",
+ * "DL", "OOM". */
+const char *jobstate_short(Tessera__JobState state);
+/* Parse a state as squeue -t takes it: full or short name, case-insensitive. Returns 0
+ * and sets *out, or -1. */
+int jobstate_parse(const char *s, Tessera__JobState *out);
+/* Finished: completed, cancelled, failed, timeout, node_fail, preempted, boot_fail,
+ * deadline, out_of_memory. */
+int jobstate_is_finished(Tessera__JobState state);
+
+/* "Resources", "JobHeldUser", ... ("Unknown" for a code this build does not know). */
+const char *jobreason_name(uint32_t reason);
+
+/* A job's id as users see it: "93+1" for a component of a het job, "93" for a plain one.
+ * buf must hold 24 bytes. */
+const char *jobstate_display_id(const Tessera__JobRecord *job, char *buf, size_t len);
+
+#endif
