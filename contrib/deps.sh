@@ -5,7 +5,7 @@ TESSERA_PACKAGES=(
   libprotobuf-c-dev protobuf-c-compiler
   libssl-dev liblmdb-dev
   munge libmunge-dev
-  libcmocka-dev
+  libcmocka-dev libjansson-dev
   clang libclang-rt-14-dev
 )
 

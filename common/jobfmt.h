@@ -1,0 +1,52 @@
+/* How commands print jobs and partitions, as Slurm 22.05 prints them: squeue's
+ * "-o %.18i %.9P ..." formats and "-O JobID:10,Name" field lists, squeue --json, and the
+ * text of "scontrol show job" and "scontrol show partition".
+ *
+ * Pure functions of the records and a context (the current time, user and group names):
+ * no I/O besides name lookups, so the unit tests check exact text.
+ */
+#ifndef TESSERA_COMMON_JOBFMT_H
+#define TESSERA_COMMON_JOBFMT_H
+
+#include "tessera.pb-c.h"
+
+#include <stddef.h>
+#include <time.h>
+
+/* squeue's default format. */
+#define JOBFMT_SQUEUE_DEFAULT "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
+
+struct jobfmt;     /* a compiled squeue format */
+struct jobfmt_ctx; /* now, and caches of user and group names */
+
+struct jobfmt_ctx *jobfmt_ctx_create(time_t now);
+void jobfmt_ctx_destroy(struct jobfmt_ctx *ctx);
+/* User and group names for ids (cached; the number as text when unknown). */
+const char *jobfmt_user_name(struct jobfmt_ctx *ctx, uint32_t uid);
+const char *jobfmt_group_name(struct jobfmt_ctx *ctx, uint32_t gid);
+
+/* Compile a "-o/--format" string ("%.18i %.9P %R", with literal text between fields) or a
+ * "-O/--Format" list ("JobID:10,Name:.20,State"). Errors (ts_err TS_EOPTVALUE) name the
+ * bad field in errbuf, worded as Slurm's squeue does. */
+int jobfmt_compile(const char *format, struct jobfmt **out, char *errbuf, size_t errlen);
+int jobfmt_compile_fields(const char *fields, struct jobfmt **out, char *errbuf, size_t errlen);
+void jobfmt_free(struct jobfmt *fmt);
+
+/* The header line and one line per job, each malloc'd and ending in "\n". */
+char *jobfmt_header(const struct jobfmt *fmt);
+char *jobfmt_row(const struct jobfmt *fmt, const Tessera__JobRecord *job,
+                 struct jobfmt_ctx *ctx);
+
+/* Sort jobs in squeue's default order (in place). */
+void jobfmt_sort_default(Tessera__JobRecord **jobs, size_t n);
+
+/* squeue --json: the whole document for these jobs, malloc'd. */
+char *jobfmt_json(Tessera__JobRecord *const *jobs, size_t n, struct jobfmt_ctx *ctx);
+
+/* "scontrol show job": one block per component, as Slurm lays it out (blank line after
+ * each); oneliner puts a record on one line. malloc'd. */
+char *jobfmt_show_job(const Tessera__JobRecord *job, struct jobfmt_ctx *ctx, int oneliner);
+/* "scontrol show partition". */
+char *jobfmt_show_partition(const Tessera__PartitionInfo *part, int oneliner);
+
+#endif
