@@ -11,6 +11,7 @@
 #include "tessera.pb-c.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 /* squeue's default format. */
@@ -27,7 +28,14 @@ const char *jobfmt_group_name(struct jobfmt_ctx *ctx, uint32_t gid);
 
 /* Compile a "-o/--format" string ("%.18i %.9P %R", with literal text between fields) or a
  * "-O/--Format" list ("JobID:10,Name:.20,State"). Errors (ts_err TS_EOPTVALUE) name the
- * bad field in errbuf, worded as Slurm's squeue does. */
+ * bad field in errbuf, worded as Slurm's squeue does ("Invalid job format specification:
+ * @"). Slurm only warns about an unknown field and prints the rest; here it is an error,
+ * so that a typo does not go unnoticed in a script's output.
+ * "-o": "%[.][width]X"; "." right-justifies; a value longer than the width is cut; no
+ * width (or 0) is the value's own width; "%%" is a percent sign.
+ * "-O": "Name[:[.][width][suffix]]", names case-insensitive, width 20 by default, the
+ * suffix printed after the column; "%i" and "-O JobArrayID" print "93+1", "-O JobID" the
+ * component's own id, as in Slurm. */
 int jobfmt_compile(const char *format, struct jobfmt **out, char *errbuf, size_t errlen);
 int jobfmt_compile_fields(const char *fields, struct jobfmt **out, char *errbuf, size_t errlen);
 void jobfmt_free(struct jobfmt *fmt);
@@ -37,7 +45,26 @@ char *jobfmt_header(const struct jobfmt *fmt);
 char *jobfmt_row(const struct jobfmt *fmt, const Tessera__JobRecord *job,
                  struct jobfmt_ctx *ctx);
 
-/* Sort jobs in squeue's default order (in place). */
+/* Seconds the job has run (squeue TIME, scontrol RunTime): 0 before it starts; while
+ * suspended, pre_suspend_secs; otherwise the time since it started, or, when it was
+ * suspended and resumed, since suspend_time (the last suspend or resume, as in Slurm)
+ * plus pre_suspend_secs. Up to end_time for a finished job, to now for a running one. */
+int64_t jobfmt_time_used(const Tessera__JobRecord *job, time_t now);
+
+/* Where a job's standard streams go, as scontrol and squeue -O STDOUT show it: the
+ * pattern given (or slurm-%j.out; errors go with the output unless -e was given; input
+ * is /dev/null by default), below the work dir when relative, with %j (job id), %u
+ * (user), %x (job name), %A (job id) and %a (no array task: 4294967294, as Slurm) filled
+ * in; %N, %% and the rest are left for the node to fill, as scontrol leaves them.
+ * malloc'd, NULL when out of memory. */
+enum jobfmt_stream { JOBFMT_STDOUT, JOBFMT_STDERR, JOBFMT_STDIN };
+char *jobfmt_std_path(const Tessera__JobRecord *job, enum jobfmt_stream which,
+                      struct jobfmt_ctx *ctx);
+
+/* Sort jobs in squeue's default order (in place): partition name, then state by its
+ * short name ("CA" < "CD" < "PD" < "R"), then priority, highest first; equal jobs newest
+ * (highest job id) first, which is the order Slurm's controller happens to hold them in.
+ */
 void jobfmt_sort_default(Tessera__JobRecord **jobs, size_t n);
 
 /* squeue --json: the whole document for these jobs, malloc'd. */

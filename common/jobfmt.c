@@ -1,0 +1,394 @@
+/* Job formatting: the context (clock and name caches) and the values that squeue,
+ * scontrol and the JSON document compute alike. The three outputs live in
+ * jobfmt_squeue.c, jobfmt_show.c and jobfmt_json.c. */
+#include "common/jobfmt.h"
+
+#include "common/hashmap.h"
+#include "common/hostlist.h"
+#include "common/jobfmt_int.h"
+#include "common/jobstate.h"
+#include "common/timefmt.h"
+
+#include <errno.h>
+#include <grp.h>
+#include <inttypes.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+/* ---- context and names --------------------------------------------------------------- */
+
+struct jobfmt_ctx *jobfmt_ctx_create(time_t now)
+{
+    struct jobfmt_ctx *ctx = calloc(1, sizeof(*ctx));
+
+    if (!ctx)
+        return NULL;
+    ctx->now = now;
+    ctx->users = hashmap_create();
+    ctx->groups = hashmap_create();
+    if (!ctx->users || !ctx->groups) {
+        jobfmt_ctx_destroy(ctx);
+        return NULL;
+    }
+    return ctx;
+}
+
+static void free_names(struct hashmap *map)
+{
+    size_t cursor = 0;
+    const void *key;
+    size_t klen;
+    void *value;
+
+    if (!map)
+        return;
+    while (hashmap_next(map, &cursor, &key, &klen, &value))
+        free(value);
+    hashmap_destroy(map);
+}
+
+void jobfmt_ctx_destroy(struct jobfmt_ctx *ctx)
+{
+    if (!ctx)
+        return;
+    free_names(ctx->users);
+    free_names(ctx->groups);
+    free(ctx);
+}
+
+/* getpwuid_r/getgrgid_r want a buffer whose size sysconf only suggests; retry larger on
+ * ERANGE rather than trusting it. */
+static char *lookup_user(uint32_t uid)
+{
+    struct passwd pw, *res = NULL;
+    size_t len = 1024;
+
+    for (int tries = 0; tries < 8; tries++, len *= 4) {
+        char *buf = malloc(len);
+        int rc;
+
+        if (!buf)
+            return NULL;
+        rc = getpwuid_r((uid_t)uid, &pw, buf, len, &res);
+        if (rc == 0 && res) {
+            char *name = strdup(pw.pw_name);
+            free(buf);
+            return name;
+        }
+        free(buf);
+        if (rc != ERANGE)
+            return NULL;
+    }
+    return NULL;
+}
+
+static char *lookup_group(uint32_t gid)
+{
+    struct group gr, *res = NULL;
+    size_t len = 1024;
+
+    for (int tries = 0; tries < 8; tries++, len *= 4) {
+        char *buf = malloc(len);
+        int rc;
+
+        if (!buf)
+            return NULL;
+        rc = getgrgid_r((gid_t)gid, &gr, buf, len, &res);
+        if (rc == 0 && res) {
+            char *name = strdup(gr.gr_name);
+            free(buf);
+            return name;
+        }
+        free(buf);
+        if (rc != ERANGE)
+            return NULL;
+    }
+    return NULL;
+}
+
+/* The cached name, looked up once per id; an unknown id is cached as its number so that
+ * a queue of a thousand jobs of a deleted user asks NSS once. */
+static const char *cached_name(struct hashmap *map, uint32_t id, char *(*lookup)(uint32_t))
+{
+    char *name = map ? hashmap_get_u32(map, id) : NULL;
+    char num[16];
+
+    if (name)
+        return name;
+    name = lookup(id);
+    if (!name) {
+        snprintf(num, sizeof(num), "%" PRIu32, id);
+        name = strdup(num);
+    }
+    if (!name)
+        return "?";
+    if (!map || hashmap_put_u32(map, id, name) != 0) {
+        free(name);
+        return "?";
+    }
+    return name;
+}
+
+const char *jobfmt_user_name(struct jobfmt_ctx *ctx, uint32_t uid)
+{
+    return cached_name(ctx->users, uid, lookup_user);
+}
+
+const char *jobfmt_group_name(struct jobfmt_ctx *ctx, uint32_t gid)
+{
+    return cached_name(ctx->groups, gid, lookup_group);
+}
+
+/* ---- shared values -------------------------------------------------------------------- */
+
+static const Tessera__JobDesc empty_desc = TESSERA__JOB_DESC__INIT;
+
+const Tessera__JobDesc *jobfmt_desc(const Tessera__JobRecord *job)
+{
+    return job->desc ? job->desc : &empty_desc;
+}
+
+int jobfmt_is_set(const char *s)
+{
+    return s && *s;
+}
+
+const char *jobfmt_or_null(const char *s)
+{
+    return jobfmt_is_set(s) ? s : "(null)";
+}
+
+const char *jobfmt_or_empty(const char *s)
+{
+    return s ? s : "";
+}
+
+int64_t jobfmt_time_used(const Tessera__JobRecord *job, time_t now)
+{
+    int64_t until = now;
+    int64_t used;
+
+    if (job->state == TESSERA__JOB_STATE__JOB_PENDING || job->start_time == 0)
+        return 0;
+    if (job->state == TESSERA__JOB_STATE__JOB_SUSPENDED)
+        return job->pre_suspend_secs;
+    /* A running job's end_time may be its expected end; others stopped at end_time. */
+    if (job->state != TESSERA__JOB_STATE__JOB_RUNNING && job->end_time)
+        until = job->end_time;
+    if (job->suspend_time)
+        used = until - job->suspend_time + job->pre_suspend_secs;
+    else
+        used = until - job->start_time;
+    return used < 0 ? 0 : used;
+}
+
+static int has_allocation(const Tessera__JobRecord *job)
+{
+    return job->alloc_nodes > 0;
+}
+
+uint32_t jobfmt_num_nodes(const Tessera__JobRecord *job)
+{
+    return has_allocation(job) ? job->alloc_nodes : job->min_nodes;
+}
+
+uint32_t jobfmt_num_cpus(const Tessera__JobRecord *job)
+{
+    return has_allocation(job) ? job->alloc_cpus : job->min_cpus;
+}
+
+uint32_t jobfmt_min_cpus_node(const Tessera__JobRecord *job)
+{
+    const Tessera__JobDesc *d = jobfmt_desc(job);
+    uint32_t cpt = job->cpus_per_task ? job->cpus_per_task : 1;
+
+    if (d->has_ntasks_per_node && d->ntasks_per_node > 0)
+        return cpt * d->ntasks_per_node;
+    return cpt;
+}
+
+const char *jobfmt_mem_text(uint64_t mb, char *buf, size_t len)
+{
+    static const char units[] = "MGTP";
+    size_t u = 0;
+
+    if (mb == 0) {
+        snprintf(buf, len, "0");
+        return buf;
+    }
+    while (mb % 1024 == 0 && u + 1 < sizeof(units) - 1) {
+        mb /= 1024;
+        u++;
+    }
+    snprintf(buf, len, "%" PRIu64 "%c", mb, units[u]);
+    return buf;
+}
+
+uint64_t jobfmt_min_mem(const Tessera__JobRecord *job, int *per_cpu)
+{
+    const Tessera__JobDesc *d = jobfmt_desc(job);
+
+    *per_cpu = d->has_mem_per_cpu_mb;
+    if (d->has_mem_per_cpu_mb)
+        return d->mem_per_cpu_mb;
+    return d->has_mem_per_node_mb ? d->mem_per_node_mb : 0;
+}
+
+/* Memory of the whole job: the allocation, else the request scaled to nodes or CPUs. */
+static uint64_t total_mem(const Tessera__JobRecord *job)
+{
+    int per_cpu;
+    uint64_t mb;
+
+    if (has_allocation(job) && job->alloc_mem_mb)
+        return job->alloc_mem_mb;
+    mb = jobfmt_min_mem(job, &per_cpu);
+    return mb * (per_cpu ? jobfmt_num_cpus(job) : jobfmt_num_nodes(job));
+}
+
+const char *jobfmt_tres(const Tessera__JobRecord *job, char *buf, size_t len)
+{
+    uint32_t cpus = jobfmt_num_cpus(job);
+    uint64_t mem = total_mem(job);
+    char memtext[32];
+
+    /* billing is Slurm's default weighting: one unit per CPU. */
+    if (mem)
+        snprintf(buf, len, "cpu=%" PRIu32 ",mem=%s,node=%" PRIu32 ",billing=%" PRIu32, cpus,
+                 jobfmt_mem_text(mem, memtext, sizeof(memtext)), jobfmt_num_nodes(job), cpus);
+    else
+        snprintf(buf, len, "cpu=%" PRIu32 ",node=%" PRIu32 ",billing=%" PRIu32, cpus,
+                 jobfmt_num_nodes(job), cpus);
+    return buf;
+}
+
+const char *jobfmt_batch_host(const Tessera__JobRecord *job, char *buf, size_t len)
+{
+    struct hostlist *hl = NULL;
+
+    buf[0] = '\0';
+    if (!jobfmt_is_set(job->nodes))
+        return buf;
+    if (hostlist_expand(job->nodes, &hl) == 0 && hostlist_count(hl) > 0)
+        snprintf(buf, len, "%s", hostlist_nth(hl, 0));
+    else /* not a host list: show it as it is rather than nothing */
+        snprintf(buf, len, "%s", job->nodes);
+    hostlist_destroy(hl);
+    return buf;
+}
+
+const char *jobfmt_reason_text(const Tessera__JobRecord *job)
+{
+    return jobfmt_is_set(job->state_desc) ? job->state_desc : jobreason_name(job->reason);
+}
+
+const char *jobfmt_het_id_set(const Tessera__JobRecord *job, char *buf, size_t len)
+{
+    if (job->het_size > 1)
+        snprintf(buf, len, "%" PRIu32 "-%" PRIu32, job->het_job_id,
+                 job->het_job_id + job->het_size - 1);
+    else
+        snprintf(buf, len, "%" PRIu32, job->het_job_id);
+    return buf;
+}
+
+const char *jobfmt_time_text(int64_t t, const char *unset, char *buf, size_t len)
+{
+    if (t == 0 || timefmt_format_timestamp((time_t)t, buf, len) != 0)
+        snprintf(buf, len, "%s", unset);
+    return buf;
+}
+
+const char *jobfmt_exit_text(int32_t status, char *buf, size_t len)
+{
+    snprintf(buf, len, "%d:%d", (status >> 8) & 0xff, status & 0x7f);
+    return buf;
+}
+
+int jobfmt_requeue(const Tessera__JobRecord *job)
+{
+    const Tessera__JobDesc *d = jobfmt_desc(job);
+
+    return d->has_requeue ? d->requeue != 0 : 1;
+}
+
+char *jobfmt_memstream_done(FILE *f, char **text)
+{
+    int failed = ferror(f);
+
+    /* the buffer pointer is only final once the stream is closed */
+    if (fclose(f) != 0 || failed) {
+        free(*text);
+        return NULL;
+    }
+    return *text;
+}
+
+/* ---- standard streams ------------------------------------------------------------- */
+
+/* Slurm shows a job that is not part of an array with NO_VAL as its task id. */
+#define NO_ARRAY_TASK "4294967294"
+
+static const char *default_pattern(const Tessera__JobDesc *d, enum jobfmt_stream which)
+{
+    if (which == JOBFMT_STDIN)
+        return jobfmt_is_set(d->std_in) ? d->std_in : "/dev/null";
+    if (which == JOBFMT_STDERR && jobfmt_is_set(d->std_err))
+        return d->std_err;
+    /* errors go where the output goes unless -e was given */
+    return jobfmt_is_set(d->std_out) ? d->std_out : "slurm-%j.out";
+}
+
+/* One "%c" escape; returns 0 when the escape is not one scontrol fills in. */
+static int expand_escape(FILE *f, char c, const Tessera__JobRecord *job,
+                         struct jobfmt_ctx *ctx)
+{
+    const Tessera__JobDesc *d = jobfmt_desc(job);
+
+    switch (c) {
+    case 'j':
+    case 'A': /* the array's job id is the job's own id outside an array */
+        fprintf(f, "%" PRIu32, job->job_id);
+        return 1;
+    case 'a':
+        fputs(NO_ARRAY_TASK, f);
+        return 1;
+    case 'u':
+        fputs(jobfmt_user_name(ctx, d->user_id), f);
+        return 1;
+    case 'x':
+        fputs(jobfmt_or_null(d->name), f);
+        return 1;
+    default:
+        return 0;
+    }
+}
+
+char *jobfmt_std_path(const Tessera__JobRecord *job, enum jobfmt_stream which,
+                      struct jobfmt_ctx *ctx)
+{
+    const Tessera__JobDesc *d = jobfmt_desc(job);
+    const char *p = default_pattern(d, which);
+    char *text = NULL;
+    size_t len = 0;
+    FILE *f = open_memstream(&text, &len);
+
+    if (!f)
+        return NULL;
+    if (*p != '/' && jobfmt_is_set(d->work_dir))
+        fprintf(f, "%s/", d->work_dir);
+    for (; *p; p++) {
+        if (*p == '%' && p[1] == '%') { /* kept, and its second % starts nothing */
+            fputs("%%", f);
+            p++;
+        } else if (*p == '%' && p[1] && expand_escape(f, p[1], job, ctx)) {
+            p++;
+        } else {
+            fputc(*p, f);
+        }
+    }
+    return jobfmt_memstream_done(f, &text);
+}

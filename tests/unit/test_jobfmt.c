@@ -1,0 +1,1147 @@
+/* Unit tests for common/jobfmt: squeue's -o and -O output, its default order, squeue
+ * --json, scontrol show job and show partition.
+ *
+ * The records copy jobs observed on a real Slurm 22.05 (same ids, names, times and
+ * requests), and the expected texts are Slurm's output for them, except where a comment
+ * says Tessera differs on purpose. Times are UTC, "now" is fixed at 15:36:23. */
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+
+#include <cmocka.h>
+
+#include "common/errors.h"
+#include "common/jobfmt.h"
+#include "common/jobstate.h"
+
+#include <jansson.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+
+#define NOW ((time_t)1795361783)     /* 2026-11-22T15:36:23Z */
+#define T_HET ((int64_t)1795361295)  /* 15:28:15 */
+#define T_SUB ((int64_t)1795361659)  /* 15:34:19 */
+#define T_HELD ((int64_t)1795361664) /* 15:34:24 */
+#define T_RUN ((int64_t)1795361665)  /* 15:34:25 */
+#define T_SUSP ((int64_t)1795361695) /* 15:34:55 */
+#define UNKNOWN_UID 4242424u         /* no such user or group */
+
+/* A record and the description it points to. */
+struct fx {
+    Tessera__JobDesc desc;
+    Tessera__JobRecord job;
+};
+
+static struct jobfmt_ctx *ctx;
+
+static int setup(void **state)
+{
+    (void)state;
+    setenv("TZ", "UTC", 1);
+    tzset();
+    ctx = jobfmt_ctx_create(NOW);
+    return ctx ? 0 : -1;
+}
+
+static int teardown(void **state)
+{
+    (void)state;
+    jobfmt_ctx_destroy(ctx);
+    return 0;
+}
+
+/* ---- records ------------------------------------------------------------------------ */
+
+static void base(struct fx *f, uint32_t id, const char *name, const char *work_dir)
+{
+    Tessera__JobDesc d = TESSERA__JOB_DESC__INIT;
+    Tessera__JobRecord j = TESSERA__JOB_RECORD__INIT;
+
+    f->desc = d;
+    f->job = j;
+    f->desc.name = (char *)name;
+    f->desc.partition = (char *)"debug";
+    f->desc.work_dir = (char *)work_dir;
+    f->desc.script = (char *)"#!/bin/sh\ntrue\n";
+    f->desc.submit_host = (char *)"localhost";
+    f->desc.has_user_id = f->desc.has_group_id = 1;
+    f->job.desc = &f->desc;
+    f->job.job_id = id;
+    f->job.het_size = 1;
+    f->job.time_limit = 3600;
+    f->job.min_nodes = f->job.ntasks = f->job.cpus_per_task = f->job.min_cpus = 1;
+    f->job.submit_time = T_SUB;
+}
+
+/* sbatch --hold -J jf_plain -A acct1 --comment="hello world" --nice=5 -t 30 --mem=100
+ *   -w n2 -x n3 -o 'out-%j-%u-%x-%A-%a-%N-%%.txt' -e 'err-%j.log' -D /tmp/jfx */
+static Tessera__JobRecord *held_plain(struct fx *f)
+{
+    base(f, 69, "jf_plain", "/tmp/jfx");
+    f->desc.account = (char *)"acct1";
+    f->desc.comment = (char *)"hello world";
+    f->desc.has_nice = 1;
+    f->desc.nice = 5;
+    f->desc.has_mem_per_node_mb = 1;
+    f->desc.mem_per_node_mb = 100;
+    f->desc.nodelist = (char *)"n2";
+    f->desc.exclude = (char *)"n3";
+    f->desc.std_out = (char *)"out-%j-%u-%x-%A-%a-%N-%%.txt";
+    f->desc.std_err = (char *)"err-%j.log";
+    f->job.state = TESSERA__JOB_STATE__JOB_PENDING;
+    f->job.reason = JOB_REASON_HELD_USER;
+    f->job.hold = 1;
+    f->job.time_limit = 1800;
+    f->job.submit_time = f->job.last_sched_eval = T_HELD;
+    return &f->job;
+}
+
+/* sbatch --hold -n2 : -n1 -c2 (components 1 and 2 of het job 1) */
+static Tessera__JobRecord *het(struct fx *f, uint32_t offset)
+{
+    base(f, 1 + offset, "hj", "/tmp");
+    f->job.het_job_id = 1;
+    f->job.het_job_offset = offset;
+    f->job.het_size = 2;
+    f->job.state = TESSERA__JOB_STATE__JOB_PENDING;
+    f->job.reason = JOB_REASON_HELD_USER;
+    f->job.hold = 1;
+    f->job.submit_time = f->job.last_sched_eval = T_HET;
+    if (offset == 0) {
+        f->job.ntasks = f->job.min_cpus = 2;
+    } else {
+        f->job.min_nodes = f->job.cpus_per_task = f->job.min_cpus = 2;
+        f->desc.has_cpus_per_task = 1;
+        f->desc.cpus_per_task = 2;
+    }
+    return &f->job;
+}
+
+/* sbatch -J jf_run -n3 --wrap="sleep 300", started at 15:34:25 on n2 */
+static Tessera__JobRecord *running(struct fx *f)
+{
+    base(f, 63, "jf_run", "/tmp/jfx");
+    f->job.state = TESSERA__JOB_STATE__JOB_RUNNING;
+    f->job.priority = 4294901717u;
+    f->job.eligible_time = T_SUB;
+    f->job.start_time = f->job.last_sched_eval = T_RUN;
+    f->job.end_time = T_RUN + 3600;
+    f->job.nodes = (char *)"n2";
+    f->job.alloc_nodes = 1;
+    f->job.alloc_cpus = f->job.ntasks = f->job.min_cpus = 3;
+    f->job.alloc_mem_mb = 2000;
+    return &f->job;
+}
+
+/* sbatch -J jf_susp -N2, started 15:34:55, suspended 39 s later */
+static Tessera__JobRecord *suspended(struct fx *f)
+{
+    base(f, 65, "jf_susp", "/tmp/jfx");
+    f->job.state = TESSERA__JOB_STATE__JOB_SUSPENDED;
+    f->job.eligible_time = T_SUB;
+    f->job.start_time = f->job.last_sched_eval = T_SUSP;
+    f->job.end_time = T_SUSP + 3600;
+    f->job.suspend_time = T_SUSP + 39;
+    f->job.pre_suspend_secs = 39;
+    f->job.nodes = (char *)"n[3-4]";
+    f->job.alloc_nodes = f->job.alloc_cpus = f->job.ntasks = 2;
+    f->job.min_nodes = f->job.min_cpus = 2;
+    f->job.alloc_mem_mb = 4000;
+    return &f->job;
+}
+
+/* sbatch -J jf_done --wrap=true: ran on n3 and ended within the second */
+static Tessera__JobRecord *completed(struct fx *f)
+{
+    base(f, 64, "jf_done", "/tmp/jfx");
+    f->job.state = TESSERA__JOB_STATE__JOB_COMPLETED;
+    f->job.priority = 4294901716u;
+    f->job.eligible_time = T_SUB;
+    f->job.start_time = f->job.end_time = f->job.last_sched_eval = T_RUN;
+    f->job.nodes = (char *)"n3";
+    f->job.alloc_nodes = f->job.alloc_cpus = 1;
+    f->job.alloc_mem_mb = 2000;
+    return &f->job;
+}
+
+/* sbatch -J jf_script -d afterok:3 -t UNLIMITED myscript.sh */
+static Tessera__JobRecord *unlimited(struct fx *f)
+{
+    base(f, 68, "jf_script", "/tmp/jfx");
+    f->desc.dependency = (char *)"afterok:3";
+    f->job.state = TESSERA__JOB_STATE__JOB_PENDING;
+    f->job.reason = JOB_REASON_DEPENDENCY;
+    f->job.priority = 4294901712u;
+    f->job.time_limit = -1;
+    return &f->job;
+}
+
+/* ---- helpers ----------------------------------------------------------------------- */
+
+static struct jobfmt *compile(const char *format)
+{
+    struct jobfmt *fmt = NULL;
+    char err[256] = "";
+    int rc = jobfmt_compile(format, &fmt, err, sizeof(err));
+
+    if (rc != TS_OK)
+        fail_msg("jobfmt_compile(\"%s\"): %s", format, err);
+    return fmt;
+}
+
+static struct jobfmt *compile_fields(const char *list)
+{
+    struct jobfmt *fmt = NULL;
+    char err[256] = "";
+    int rc = jobfmt_compile_fields(list, &fmt, err, sizeof(err));
+
+    if (rc != TS_OK)
+        fail_msg("jobfmt_compile_fields(\"%s\"): %s", list, err);
+    return fmt;
+}
+
+static void check_header(const struct jobfmt *fmt, const char *expected)
+{
+    char *got = jobfmt_header(fmt);
+
+    assert_non_null(got);
+    assert_string_equal(got, expected);
+    free(got);
+}
+
+static void check_row(const struct jobfmt *fmt, const Tessera__JobRecord *job,
+                      const char *expected)
+{
+    char *got = jobfmt_row(fmt, job, ctx);
+
+    assert_non_null(got);
+    assert_string_equal(got, expected);
+    free(got);
+}
+
+/* One -o format: its header and its row for a job. */
+static void check_o(const char *format, const Tessera__JobRecord *job, const char *header,
+                    const char *row)
+{
+    struct jobfmt *fmt = compile(format);
+
+    check_header(fmt, header);
+    check_row(fmt, job, row);
+    jobfmt_free(fmt);
+}
+
+static void check_bad(int fields, const char *spec, const char *message)
+{
+    struct jobfmt *fmt = (struct jobfmt *)&fmt; /* must be reset to NULL */
+    char err[256] = "";
+    int rc = fields ? jobfmt_compile_fields(spec, &fmt, err, sizeof(err))
+                    : jobfmt_compile(spec, &fmt, err, sizeof(err));
+
+    assert_int_equal(rc, TS_EOPTVALUE);
+    assert_null(fmt);
+    assert_string_equal(err, message);
+}
+
+/* ---- squeue -o --------------------------------------------------------------------- */
+
+static void test_default_format(void **state)
+{
+    struct fx a, b, c, d, e, g, h;
+    Tessera__JobRecord *jobs[] = {running(&a), het(&b, 0), suspended(&c), held_plain(&d),
+                                  het(&e, 1),  unlimited(&g), completed(&h)};
+    static const char *const expected[] = {
+        "                64     debug  jf_done     root CD       0:00      1 n3\n",
+        "                68     debug jf_scrip     root PD       0:00      1 (Dependency)\n",
+        "                69     debug jf_plain     root PD       0:00      1 (JobHeldUser)\n",
+        "               1+1     debug       hj     root PD       0:00      2 (JobHeldUser)\n",
+        "               1+0     debug       hj     root PD       0:00      1 (JobHeldUser)\n",
+        "                63     debug   jf_run     root  R       1:58      1 n2\n",
+        "                65     debug  jf_susp     root  S       0:39      2 n[3-4]\n",
+    };
+    struct jobfmt *fmt = compile(JOBFMT_SQUEUE_DEFAULT);
+
+    (void)state;
+    check_header(fmt, "             JOBID PARTITION     NAME     USER ST       TIME  NODES "
+                      "NODELIST(REASON)\n");
+    jobfmt_sort_default(jobs, 7);
+    for (size_t i = 0; i < 7; i++)
+        check_row(fmt, jobs[i], expected[i]);
+    jobfmt_free(fmt);
+}
+
+#define FIELDS_1 "%i|%A|%P|%j|%u|%U|%g|%G|%a|%t|%T|%M|%l|%L|%D|%C|%R|%r|%N|%Q|%q|%V|%S|%e"
+#define HEADER_1                                                                           \
+    "JOBID|JOBID|PARTITION|NAME|USER|UID|GROUP|GROUP|ACCOUNT|ST|STATE|TIME|TIME_LIMIT|"    \
+    "TIME_LEFT|NODES|CPUS|NODELIST(REASON)|REASON|NODELIST|PRIORITY|QOS|SUBMIT_TIME|"      \
+    "START_TIME|END_TIME\n"
+
+static void test_percent_fields_times(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    check_o(FIELDS_1, held_plain(&f), HEADER_1,
+            "69|69|debug|jf_plain|root|0|root|0|acct1|PD|PENDING|0:00|30:00|30:00|1|1|"
+            "(JobHeldUser)|JobHeldUser||0|(null)|2026-11-22T15:34:24|N/A|N/A\n");
+    check_o(FIELDS_1, running(&f), HEADER_1,
+            "63|63|debug|jf_run|root|0|root|0|(null)|R|RUNNING|1:58|1:00:00|58:02|1|3|n2|None|"
+            "n2|4294901717|(null)|2026-11-22T15:34:19|2026-11-22T15:34:25|"
+            "2026-11-22T16:34:25\n");
+    check_o(FIELDS_1, suspended(&f), HEADER_1,
+            "65|65|debug|jf_susp|root|0|root|0|(null)|S|SUSPENDED|0:39|1:00:00|59:21|2|2|"
+            "n[3-4]|None|n[3-4]|0|(null)|2026-11-22T15:34:19|2026-11-22T15:34:55|"
+            "2026-11-22T16:34:55\n");
+    check_o(FIELDS_1, het(&f, 1), HEADER_1,
+            "1+1|2|debug|hj|root|0|root|0|(null)|PD|PENDING|0:00|1:00:00|1:00:00|2|2|"
+            "(JobHeldUser)|JobHeldUser||0|(null)|2026-11-22T15:28:15|N/A|N/A\n");
+    check_o(FIELDS_1, unlimited(&f), HEADER_1,
+            "68|68|debug|jf_script|root|0|root|0|(null)|PD|PENDING|0:00|UNLIMITED|UNLIMITED|1|"
+            "1|(Dependency)|Dependency||4294901712|(null)|2026-11-22T15:34:19|N/A|N/A\n");
+}
+
+#define FIELDS_2 "%i|%o|%Z|%k|%m|%c|%E|%f|%n|%y|%h|%x|%B|%F|%K|%p|%W|%d|%v|%w|%z|%O|%X|%b"
+#define HEADER_2                                                                           \
+    "JOBID|COMMAND|WORK_DIR|COMMENT|MIN_MEMORY|MIN_CPUS|DEPENDENCY|FEATURES|REQ_NODES|"    \
+    "NICE|OVER_SUBSCRIBE|EXC_NODES|EXEC_HOST|ARRAY_JOB_ID|ARRAY_TASK_ID|PRIORITY|"         \
+    "LICENSES|MIN_TMP_DISK|RESERVATION|WCKEY|S:C:T|CONTIGUOUS|CORE_SPEC|TRES_PER_NODE\n"
+
+static void test_percent_fields_requests(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    check_o(FIELDS_2, held_plain(&f), HEADER_2,
+            "69|(null)|/tmp/jfx|hello world|100M|1|(null)|(null)|n2|5|OK|n3|n/a|69|N/A|"
+            "0.00000000000000|(null)|0|(null)|(null)|*:*:*|0|N/A|N/A\n");
+    check_o(FIELDS_2, running(&f), HEADER_2,
+            "63|(null)|/tmp/jfx|(null)|0|1|(null)|(null)||0|OK||n2|63|N/A|0.99998473143205|"
+            "(null)|0|(null)|(null)|*:*:*|0|N/A|N/A\n");
+    check_o(FIELDS_2, het(&f, 1), HEADER_2,
+            "1+1|(null)|/tmp|(null)|0|2|(null)|(null)||0|OK||n/a|2|N/A|0.00000000000000|"
+            "(null)|0|(null)|(null)|*:*:*|0|N/A|N/A\n");
+    check_o(FIELDS_2, unlimited(&f), HEADER_2,
+            "68|(null)|/tmp/jfx|(null)|0|1|afterok:3|(null)||0|OK||n/a|68|N/A|"
+            "0.99998473026789|(null)|0|(null)|(null)|*:*:*|0|N/A|N/A\n");
+}
+
+/* Memory as Slurm prints it, per CPU or per node; MIN_CPUS times ntasks-per-node;
+ * OVER_SUBSCRIBE NO for --exclusive; features; nice below zero. */
+static void test_percent_fields_variants(void **state)
+{
+    struct fx f;
+    Tessera__JobRecord *job = held_plain(&f);
+
+    (void)state;
+    f.desc.mem_per_node_mb = 1024;
+    check_o("%m", job, "MIN_MEMORY\n", "1G\n");
+    f.desc.mem_per_node_mb = 1536;
+    check_o("%m", job, "MIN_MEMORY\n", "1536M\n");
+    f.desc.mem_per_node_mb = 2u * 1024 * 1024;
+    check_o("%m", job, "MIN_MEMORY\n", "2T\n");
+    f.desc.has_mem_per_cpu_mb = 1;
+    f.desc.mem_per_cpu_mb = 50;
+    f.desc.has_ntasks_per_node = 1;
+    f.desc.ntasks_per_node = 2;
+    f.job.cpus_per_task = 2;
+    f.desc.has_exclusive = f.desc.exclusive = 1;
+    f.desc.constraint = (char *)"fast&big";
+    f.desc.nice = -3;
+    check_o("%m %c %h %f %y", job, "MIN_MEMORY MIN_CPUS OVER_SUBSCRIBE FEATURES NICE\n",
+            "50M 4 NO fast&big -3\n");
+    /* a reason with detail shows the detail, in %R and %r alike */
+    f.job.reason = JOB_REASON_NODES_DOWN;
+    f.job.state_desc = (char *)"ReqNodeNotAvail, UnavailableNodes:n2";
+    check_o("%R|%r", job, "NODELIST(REASON)|REASON\n",
+            "(ReqNodeNotAvail, UnavailableNodes:n2)|ReqNodeNotAvail, UnavailableNodes:n2\n");
+}
+
+/* Names of ids that do not exist are the numbers. */
+static void test_unknown_ids(void **state)
+{
+    struct fx f;
+    Tessera__JobRecord *job = held_plain(&f);
+
+    (void)state;
+    f.desc.user_id = UNKNOWN_UID;
+    f.desc.group_id = UNKNOWN_UID;
+    check_o("%u %U %g %G", job, "USER UID GROUP GROUP\n", "4242424 4242424 4242424 4242424\n");
+    assert_string_equal(jobfmt_user_name(ctx, 0), "root");
+    assert_string_equal(jobfmt_group_name(ctx, 0), "root");
+    /* cached: the same text comes back */
+    assert_ptr_equal(jobfmt_user_name(ctx, UNKNOWN_UID), jobfmt_user_name(ctx, UNKNOWN_UID));
+}
+
+/* Slurm's output of "[%.3P][%3P][%.20j][%20j][%4i][%.4i][%0j][%.0j][%%][%R]". */
+static void test_width_justify_truncate(void **state)
+{
+    const char *format = "[%.3P][%3P][%.20j][%20j][%4i][%.4i][%0j][%.0j][%%][%R]";
+    struct fx f;
+
+    (void)state;
+    check_o(format, completed(&f),
+            "[PAR][PAR][                NAME][NAME                ][JOBI][JOBI][NAME][NAME][%]"
+            "[NODELIST(REASON)]\n",
+            "[deb][deb][             jf_done][jf_done             ][64  ][  64][jf_done]"
+            "[jf_done][%][n3]\n");
+    check_o(format, het(&f, 0),
+            "[PAR][PAR][                NAME][NAME                ][JOBI][JOBI][NAME][NAME][%]"
+            "[NODELIST(REASON)]\n",
+            "[deb][deb][                  hj][hj                  ][1+0 ][ 1+0][hj][hj][%]"
+            "[(JobHeldUser)]\n");
+    /* literal text only, and "%%" next to a field */
+    check_o("lit only", &f.job, "lit only\n", "lit only\n");
+    check_o("%%%i%%", &f.job, "%JOBID%\n", "%1+0%\n");
+    check_o("", &f.job, "\n", "\n");
+}
+
+static void test_bad_formats(void **state)
+{
+    (void)state;
+    check_bad(0, "%i %@ end", "Invalid job format specification: @");
+    check_bad(0, "%.18i %.9P %1 x", "Invalid job format specification:  ");
+    check_bad(0, "%.5", "Invalid job format specification: ");
+    check_bad(0, "%i %", "Invalid job format specification: ");
+    check_bad(0, "%-5i", "Invalid job format specification: -");
+    check_bad(0, "%999999i", "Invalid job format specification: 999999i");
+}
+
+/* ---- squeue -O ------------------------------------------------------------------------- */
+
+static void test_fields_het(void **state)
+{
+    struct fx a, b;
+    struct jobfmt *fmt = compile_fields("JobID,HetJobID,HetJobOffset,HetJobIDSet,Name");
+
+    (void)state;
+    check_header(fmt, "JOBID               HET_JOB_ID          HET_JOB_OFFSET      "
+                      "HET_JOB_ID_SET      NAME                \n");
+    check_row(fmt, completed(&a), "64                  N/A                 N/A                 "
+                                  "N/A                 jf_done             \n");
+    check_row(fmt, het(&b, 1), "2                   1                   1                   "
+                               "1-2                 hj                  \n");
+    jobfmt_free(fmt);
+    /* JobArrayID is the id users see */
+    fmt = compile_fields("jobarrayid:0");
+    check_row(fmt, &b.job, "1+1\n");
+    jobfmt_free(fmt);
+}
+
+static void test_fields_default_width(void **state)
+{
+    struct fx f;
+    struct jobfmt *fmt =
+        compile_fields("Partition,State,StateCompact,TimeUsed,TimeLimit,TimeLeft,NumNodes,"
+                       "NumCPUs,Reason,ReasonList,NodeList");
+    Tessera__JobRecord *job = unlimited(&f);
+
+    (void)state;
+    check_header(fmt, "PARTITION           STATE               ST                  TIME      "
+                      "          TIME_LIMIT          TIME_LEFT           NODES               "
+                      "CPUS                REASON              NODELIST(REASON)    NODELIST "
+                      "           \n");
+    /* values of 20 characters or more are cut to 20: no blank between the columns */
+    f.job.reason = JOB_REASON_DEPENDENCY_NEVER;
+    check_row(fmt, job, "debug               PENDING             PD                  0:00      "
+                        "          UNLIMITED           UNLIMITED           1                   "
+                        "1                   DependencyNeverSatis(DependencyNeverSati         "
+                        "           \n");
+    jobfmt_free(fmt);
+}
+
+static void test_fields_more(void **state)
+{
+    struct fx f;
+    struct jobfmt *fmt =
+        compile_fields("Priority,QOS,SubmitTime,StartTime,EndTime,WorkDir,Command,Comment,"
+                       "MinMemory,Dependency,Feature,Nice,ArrayJobID,ArrayTaskID,JobArrayID,"
+                       "MinCPUs");
+
+    (void)state;
+    check_header(fmt, "PRIORITY            QOS                 SUBMIT_TIME         START_TIME  "
+                      "        END_TIME            WORK_DIR            COMMAND             "
+                      "COMMENT             MIN_MEMORY          DEPENDENCY          FEATURES    "
+                      "        NICE                ARRAY_JOB_ID        ARRAY_TASK_ID       "
+                      "JOBID               MIN_CPUS            \n");
+    check_row(fmt, running(&f),
+              "0.99998473143205    (null)              2026-11-22T15:34:19 2026-11-22T15:34:25 "
+              "2026-11-22T16:34:25 /tmp/jfx            (null)              (null)              "
+              "0                   (null)              (null)              0                   "
+              "63                  N/A                 63                  1                   "
+              "\n");
+    check_row(fmt, held_plain(&f),
+              "0.00000000000000    (null)              2026-11-22T15:34:24 N/A                 "
+              "N/A                 /tmp/jfx            (null)              hello world         "
+              "100M                (null)              (null)              5                   "
+              "69                  N/A                 69                  1                   "
+              "\n");
+    jobfmt_free(fmt);
+}
+
+/* Slurm's output of -O "JobID:10,name:.10,STATE:5|,PriorityLong,jobid:.6  x ,UserName:3":
+ * widths, right justification, suffixes, case-insensitive names. */
+static void test_fields_widths(void **state)
+{
+    struct fx f;
+    struct jobfmt *fmt =
+        compile_fields("JobID:10,name:.10,STATE:5|,PriorityLong,jobid:.6  x ,UserName:3");
+
+    (void)state;
+    check_header(fmt, "JOBID           NAMESTATE|PRIORITY             JOBID  x USE\n");
+    check_row(fmt, held_plain(&f), "69          jf_plainPENDI|0                       69  x roo\n");
+    check_row(fmt, running(&f), "63            jf_runRUNNI|4294901717              63  x roo\n");
+    jobfmt_free(fmt);
+    fmt = compile_fields("JobID:0,Name:,NumNodes:.0,,");
+    check_header(fmt, "JOBIDNAMENODES\n");
+    check_row(fmt, held_plain(&f), "69jf_plain1\n");
+    jobfmt_free(fmt);
+}
+
+static void test_fields_streams(void **state)
+{
+    struct fx f;
+    struct jobfmt *fmt = compile_fields("STDOUT:0,STDERR:.0,STDIN:0,tres-alloc:0,Shared:0");
+
+    (void)state;
+    check_header(fmt, "STDOUTSTDERRSTDINTRES_ALLOCOVER_SUBSCRIBE\n");
+    check_row(fmt, running(&f),
+              "/tmp/jfx/slurm-63.out/tmp/jfx/slurm-63.out/dev/nullcpu=3,mem=2000M,node=1,"
+              "billing=3OK\n");
+    jobfmt_free(fmt);
+}
+
+static void test_bad_fields(void **state)
+{
+    (void)state;
+    check_bad(1, "Bogus", "Invalid job format specification: Bogus");
+    check_bad(1, "JobID,Bogus:5,Name", "Invalid job format specification: Bogus");
+    check_bad(1, "Nam", "Invalid job format specification: Nam"); /* no prefixes */
+    check_bad(1, "", "Invalid job format specification: ");
+    check_bad(1, ",,", "Invalid job format specification: ");
+}
+
+/* ---- default order -------------------------------------------------------------------- */
+
+static void test_sort_default(void **state)
+{
+    struct fx f[9];
+    Tessera__JobRecord *jobs[9];
+    static const uint32_t order[] = {7, 6, 64, 68, 69, 2, 1, 63, 65};
+
+    (void)state;
+    jobs[0] = het(&f[0], 0);
+    jobs[1] = running(&f[1]);
+    jobs[2] = het(&f[2], 1);
+    jobs[3] = held_plain(&f[3]);
+    jobs[4] = suspended(&f[4]);
+    jobs[5] = completed(&f[5]);
+    jobs[6] = unlimited(&f[6]);
+    /* partitions come first: "alpha" before "debug", whatever the state */
+    jobs[7] = running(&f[7]);
+    f[7].job.job_id = 7;
+    f[7].desc.partition = (char *)"alpha";
+    /* CANCELLED sorts before COMPLETED ("CA" < "CD") though its number is higher */
+    jobs[8] = completed(&f[8]);
+    f[8].job.job_id = 6;
+    f[8].job.state = TESSERA__JOB_STATE__JOB_CANCELLED;
+    f[8].job.priority = 0;
+    jobfmt_sort_default(jobs, 9);
+    for (size_t i = 0; i < 9; i++)
+        assert_int_equal(jobs[i]->job_id, order[i]);
+    jobfmt_sort_default(jobs, 0);
+    jobfmt_sort_default(NULL, 0);
+}
+
+/* ---- scontrol show job ------------------------------------------------------------- */
+
+static void check_show(const Tessera__JobRecord *job, int oneliner, const char *expected)
+{
+    char *got = jobfmt_show_job(job, ctx, oneliner);
+
+    assert_non_null(got);
+    assert_string_equal(got, expected);
+    free(got);
+}
+
+/* Slurm prints "AllocNode:Sid=localhost:9333": Tessera keeps no session id (0). */
+static const char show_held[] =
+    "JobId=69 JobName=jf_plain\n"
+    "   UserId=root(0) GroupId=root(0) MCS_label=N/A\n"
+    "   Priority=0 Nice=5 Account=acct1 QOS=(null)\n"
+    "   JobState=PENDING Reason=JobHeldUser Dependency=(null)\n"
+    "   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0\n"
+    "   RunTime=00:00:00 TimeLimit=00:30:00 TimeMin=N/A\n"
+    "   SubmitTime=2026-11-22T15:34:24 EligibleTime=Unknown\n"
+    "   AccrueTime=Unknown\n"
+    "   StartTime=Unknown EndTime=Unknown Deadline=N/A\n"
+    "   SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-11-22T15:34:24 Scheduler=Main\n"
+    "   Partition=debug AllocNode:Sid=localhost:0\n"
+    "   ReqNodeList=n2 ExcNodeList=n3\n"
+    "   NodeList=\n"
+    "   NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n"
+    "   TRES=cpu=1,mem=100M,node=1,billing=1\n"
+    "   Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*\n"
+    "   MinCPUsNode=1 MinMemoryNode=100M MinTmpDiskNode=0\n"
+    "   Features=(null) DelayBoot=00:00:00\n"
+    "   OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)\n"
+    "   Command=(null)\n"
+    "   WorkDir=/tmp/jfx\n"
+    "   Comment=hello world \n"
+    "   StdErr=/tmp/jfx/err-69.log\n"
+    "   StdIn=/dev/null\n"
+    "   StdOut=/tmp/jfx/out-69-root-jf_plain-69-4294967294-%N-%%.txt\n"
+    "   Power=\n"
+    "   \n"
+    "\n";
+
+static void test_show_held(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    check_show(held_plain(&f), 0, show_held);
+}
+
+static void test_show_oneliner(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    check_show(held_plain(&f), 1,
+               "JobId=69 JobName=jf_plain UserId=root(0) GroupId=root(0) MCS_label=N/A "
+               "Priority=0 Nice=5 Account=acct1 QOS=(null) JobState=PENDING "
+               "Reason=JobHeldUser Dependency=(null) Requeue=1 Restarts=0 BatchFlag=1 "
+               "Reboot=0 ExitCode=0:0 RunTime=00:00:00 TimeLimit=00:30:00 TimeMin=N/A "
+               "SubmitTime=2026-11-22T15:34:24 EligibleTime=Unknown AccrueTime=Unknown "
+               "StartTime=Unknown EndTime=Unknown Deadline=N/A SuspendTime=None "
+               "SecsPreSuspend=0 LastSchedEval=2026-11-22T15:34:24 Scheduler=Main "
+               "Partition=debug AllocNode:Sid=localhost:0 ReqNodeList=n2 ExcNodeList=n3 "
+               "NodeList= NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:* "
+               "TRES=cpu=1,mem=100M,node=1,billing=1 Socks/Node=* NtasksPerN:B:S:C=0:0:*:* "
+               "CoreSpec=* MinCPUsNode=1 MinMemoryNode=100M MinTmpDiskNode=0 "
+               "Features=(null) DelayBoot=00:00:00 OverSubscribe=OK Contiguous=0 "
+               "Licenses=(null) Network=(null) Command=(null) WorkDir=/tmp/jfx "
+               "Comment=hello world  StdErr=/tmp/jfx/err-69.log StdIn=/dev/null "
+               "StdOut=/tmp/jfx/out-69-root-jf_plain-69-4294967294-%N-%%.txt Power= \n");
+}
+
+/* Slurm shows TRES=cpu=2,mem=2000M,...: with no memory asked for, it counts the whole
+ * node's; the record does not know node sizes, so mem is left out. */
+static const char show_het1[] =
+    "JobId=1 HetJobId=1 HetJobOffset=0 JobName=hj\n"
+    "   HetJobIdSet=1-2\n"
+    "   UserId=root(0) GroupId=root(0) MCS_label=N/A\n"
+    "   Priority=0 Nice=0 Account=(null) QOS=(null)\n"
+    "   JobState=PENDING Reason=JobHeldUser Dependency=(null)\n"
+    "   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0\n"
+    "   RunTime=00:00:00 TimeLimit=01:00:00 TimeMin=N/A\n"
+    "   SubmitTime=2026-11-22T15:28:15 EligibleTime=Unknown\n"
+    "   AccrueTime=Unknown\n"
+    "   StartTime=Unknown EndTime=Unknown Deadline=N/A\n"
+    "   SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-11-22T15:28:15 Scheduler=Main\n"
+    "   Partition=debug AllocNode:Sid=localhost:0\n"
+    "   ReqNodeList=(null) ExcNodeList=(null)\n"
+    "   NodeList=\n"
+    "   NumNodes=1 NumCPUs=2 NumTasks=2 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n"
+    "   TRES=cpu=2,node=1,billing=2\n"
+    "   Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*\n"
+    "   MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0\n"
+    "   Features=(null) DelayBoot=00:00:00\n"
+    "   OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)\n"
+    "   Command=(null)\n"
+    "   WorkDir=/tmp\n"
+    "   StdErr=/tmp/slurm-1.out\n"
+    "   StdIn=/dev/null\n"
+    "   StdOut=/tmp/slurm-1.out\n"
+    "   Power=\n"
+    "   \n"
+    "\n";
+
+static const char show_het2_head[] = "JobId=2 HetJobId=1 HetJobOffset=1 JobName=hj\n"
+                                     "   HetJobIdSet=1-2\n"
+                                     "   UserId=root(0) GroupId=root(0) MCS_label=N/A\n";
+
+static void test_show_het(void **state)
+{
+    struct fx a, b;
+    char *got;
+
+    (void)state;
+    check_show(het(&a, 0), 0, show_het1);
+    got = jobfmt_show_job(het(&b, 1), ctx, 0);
+    assert_non_null(got);
+    assert_memory_equal(got, show_het2_head, strlen(show_het2_head));
+    assert_non_null(strstr(got, "\n   NumNodes=2 NumCPUs=2 NumTasks=1 CPUs/Task=2 "));
+    assert_non_null(strstr(got, "\n   MinCPUsNode=2 MinMemoryNode=0 MinTmpDiskNode=0\n"));
+    assert_non_null(strstr(got, "\n   StdOut=/tmp/slurm-2.out\n"));
+    free(got);
+    got = jobfmt_show_job(&b.job, ctx, 1);
+    assert_non_null(got);
+    assert_non_null(strstr(got, "JobId=2 HetJobId=1 HetJobOffset=1 JobName=hj HetJobIdSet=1-2 "
+                                "UserId=root(0) "));
+    free(got);
+}
+
+/* Slurm's job 63, but Scheduler=Main (Slurm: Backfill, which Tessera does not tell). */
+static const char show_running[] =
+    "JobId=63 JobName=jf_run\n"
+    "   UserId=root(0) GroupId=root(0) MCS_label=N/A\n"
+    "   Priority=4294901717 Nice=0 Account=(null) QOS=(null)\n"
+    "   JobState=RUNNING Reason=None Dependency=(null)\n"
+    "   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0\n"
+    "   RunTime=00:01:58 TimeLimit=01:00:00 TimeMin=N/A\n"
+    "   SubmitTime=2026-11-22T15:34:19 EligibleTime=2026-11-22T15:34:19\n"
+    "   AccrueTime=2026-11-22T15:34:19\n"
+    "   StartTime=2026-11-22T15:34:25 EndTime=2026-11-22T16:34:25 Deadline=N/A\n"
+    "   SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-11-22T15:34:25 Scheduler=Main\n"
+    "   Partition=debug AllocNode:Sid=localhost:0\n"
+    "   ReqNodeList=(null) ExcNodeList=(null)\n"
+    "   NodeList=n2\n"
+    "   BatchHost=n2\n"
+    "   NumNodes=1 NumCPUs=3 NumTasks=3 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n"
+    "   TRES=cpu=3,mem=2000M,node=1,billing=3\n"
+    "   Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*\n"
+    "   MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0\n"
+    "   Features=(null) DelayBoot=00:00:00\n"
+    "   OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)\n"
+    "   Command=(null)\n"
+    "   WorkDir=/tmp/jfx\n"
+    "   StdErr=/tmp/jfx/slurm-63.out\n"
+    "   StdIn=/dev/null\n"
+    "   StdOut=/tmp/jfx/slurm-63.out\n"
+    "   Power=\n"
+    "   \n"
+    "\n";
+
+static void test_show_running(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    check_show(running(&f), 0, show_running);
+}
+
+static void check_contains(const char *text, const char *part)
+{
+    if (!strstr(text, part))
+        fail_msg("\"%s\" not in:\n%s", part, text);
+}
+
+static void test_show_suspended_completed(void **state)
+{
+    struct fx f;
+    char *got;
+
+    (void)state;
+    got = jobfmt_show_job(suspended(&f), ctx, 0);
+    assert_non_null(got);
+    check_contains(got, "\n   JobState=SUSPENDED Reason=None Dependency=(null)\n");
+    check_contains(got, "\n   RunTime=00:00:39 TimeLimit=01:00:00 TimeMin=N/A\n");
+    check_contains(got, "\n   SuspendTime=2026-11-22T15:35:34 SecsPreSuspend=39 "
+                        "LastSchedEval=2026-11-22T15:34:55 Scheduler=Main\n");
+    check_contains(got, "\n   NodeList=n[3-4]\n   BatchHost=n3\n");
+    check_contains(got, "\n   TRES=cpu=2,mem=4000M,node=2,billing=2\n");
+    free(got);
+
+    got = jobfmt_show_job(completed(&f), ctx, 0);
+    assert_non_null(got);
+    check_contains(got, "\n   JobState=COMPLETED Reason=None Dependency=(null)\n");
+    check_contains(got, "\n   RunTime=00:00:00 TimeLimit=01:00:00 TimeMin=N/A\n");
+    check_contains(got, "\n   StartTime=2026-11-22T15:34:25 EndTime=2026-11-22T15:34:25 "
+                        "Deadline=N/A\n");
+    check_contains(got, "\n   NodeList=n3\n   BatchHost=n3\n");
+    free(got);
+
+    /* failed with exit code 3, then killed by signal 9 */
+    f.job.state = TESSERA__JOB_STATE__JOB_FAILED;
+    f.job.exit_code = 3 << 8;
+    f.job.end_time = T_RUN + 90061; /* 1 day 1 h 1 min 1 s */
+    got = jobfmt_show_job(&f.job, ctx, 0);
+    check_contains(got, " ExitCode=3:0\n");
+    check_contains(got, "\n   RunTime=1-01:01:01 TimeLimit=01:00:00 ");
+    free(got);
+    f.job.exit_code = 9;
+    got = jobfmt_show_job(&f.job, ctx, 0);
+    check_contains(got, " ExitCode=0:9\n");
+    free(got);
+}
+
+/* The rarer lines and values: ranges of nodes, mail, deadline, time-min, per-CPU memory,
+ * --no-requeue, --exclusive, licenses, a reason with detail, srun jobs (BatchFlag=0). */
+static void test_show_options(void **state)
+{
+    struct fx f;
+    Tessera__JobRecord *job = unlimited(&f);
+    char *got;
+
+    (void)state;
+    f.desc.has_max_nodes = 1;
+    f.desc.max_nodes = 3;
+    f.desc.mail_type = (char *)"END";
+    f.desc.has_deadline = 1;
+    f.desc.deadline = T_SUB + 3 * 3600;
+    f.desc.has_time_min = 1;
+    f.desc.time_min = 600;
+    f.desc.has_mem_per_cpu_mb = 1;
+    f.desc.mem_per_cpu_mb = 100;
+    f.desc.has_ntasks_per_node = 1;
+    f.desc.ntasks_per_node = 2;
+    f.job.cpus_per_task = 2;
+    f.job.ntasks = f.job.min_cpus = 2;
+    f.desc.has_requeue = 1;
+    f.desc.has_exclusive = f.desc.exclusive = 1;
+    f.desc.licenses = (char *)"lic1:2";
+    f.desc.std_in = (char *)"in.txt";
+    f.desc.script = NULL;
+    f.job.reason = JOB_REASON_NODES_DOWN;
+    f.job.state_desc = (char *)"ReqNodeNotAvail, UnavailableNodes:n2";
+    got = jobfmt_show_job(job, ctx, 0);
+    assert_non_null(got);
+    check_contains(got, "\n   JobState=PENDING Reason=ReqNodeNotAvail,_UnavailableNodes:n2 "
+                        "Dependency=afterok:3\n");
+    check_contains(got, "\n   Requeue=0 Restarts=0 BatchFlag=0 Reboot=0 ExitCode=0:0\n");
+    check_contains(got, "\n   RunTime=00:00:00 TimeLimit=UNLIMITED TimeMin=00:10:00\n");
+    check_contains(got, " Deadline=2026-11-22T18:34:19\n");
+    check_contains(got, "\n   NumNodes=1-3 NumCPUs=2 NumTasks=2 CPUs/Task=2 ");
+    check_contains(got, "\n   TRES=cpu=2,mem=200M,node=1,billing=2\n");
+    check_contains(got, "\n   Socks/Node=* NtasksPerN:B:S:C=2:0:*:* CoreSpec=*\n");
+    check_contains(got, "\n   MinCPUsNode=4 MinMemoryCPU=100M MinTmpDiskNode=0\n");
+    check_contains(got, "\n   OverSubscribe=NO Contiguous=0 Licenses=lic1:2 Network=(null)\n");
+    check_contains(got, "\n   StdIn=/tmp/jfx/in.txt\n");
+    check_contains(got, "\n   Power=\n   MailUser=root MailType=END\n   \n\n");
+    free(got);
+}
+
+/* ---- standard streams and elapsed time ---------------------------------------------- */
+
+static void check_path(const Tessera__JobRecord *job, enum jobfmt_stream which,
+                       const char *expected)
+{
+    char *got = jobfmt_std_path(job, which, ctx);
+
+    assert_non_null(got);
+    assert_string_equal(got, expected);
+    free(got);
+}
+
+static void test_std_paths(void **state)
+{
+    struct fx f;
+    Tessera__JobRecord *job = het(&f, 1);
+
+    (void)state;
+    check_path(job, JOBFMT_STDOUT, "/tmp/slurm-2.out");
+    check_path(job, JOBFMT_STDERR, "/tmp/slurm-2.out");
+    check_path(job, JOBFMT_STDIN, "/dev/null");
+    /* -o only: errors follow it; %A of a component is its own id, as in Slurm */
+    f.desc.std_out = (char *)"/abs/%x-%A_%a.%j.%u%";
+    check_path(job, JOBFMT_STDOUT, "/abs/hj-2_4294967294.2.root%");
+    check_path(job, JOBFMT_STDERR, "/abs/hj-2_4294967294.2.root%");
+    /* what the node fills in stays: %N %n %t %s %%, and %%j is not a job id */
+    f.desc.std_err = (char *)"e-%N-%n-%t-%s-%%j-%q";
+    check_path(job, JOBFMT_STDERR, "/tmp/e-%N-%n-%t-%s-%%j-%q");
+    f.desc.std_in = (char *)"sub/in-%j";
+    check_path(job, JOBFMT_STDIN, "/tmp/sub/in-2");
+    /* no work dir: the pattern as it is */
+    f.desc.work_dir = NULL;
+    check_path(job, JOBFMT_STDIN, "sub/in-2");
+}
+
+static void test_time_used(void **state)
+{
+    struct fx f;
+    Tessera__JobRecord *job = running(&f);
+
+    (void)state;
+    assert_int_equal(jobfmt_time_used(job, NOW), 118);
+    /* resumed at 15:37:55 after 39 s: 39 + 10 s since */
+    f.job.suspend_time = 1795361875;
+    f.job.pre_suspend_secs = 39;
+    assert_int_equal(jobfmt_time_used(job, 1795361885), 49);
+    f.job.state = TESSERA__JOB_STATE__JOB_SUSPENDED;
+    assert_int_equal(jobfmt_time_used(job, 1795361885), 39);
+    /* ended: up to end_time, whatever now is */
+    f.job.state = TESSERA__JOB_STATE__JOB_TIMEOUT;
+    f.job.suspend_time = 0;
+    f.job.end_time = T_RUN + 3600;
+    assert_int_equal(jobfmt_time_used(job, NOW + 99999), 3600);
+    f.job.state = TESSERA__JOB_STATE__JOB_COMPLETING;
+    assert_int_equal(jobfmt_time_used(job, NOW + 99999), 3600);
+    /* pending, or never started */
+    f.job.state = TESSERA__JOB_STATE__JOB_PENDING;
+    assert_int_equal(jobfmt_time_used(job, NOW), 0);
+    f.job.state = TESSERA__JOB_STATE__JOB_CANCELLED;
+    f.job.start_time = 0;
+    assert_int_equal(jobfmt_time_used(job, NOW), 0);
+    /* a clock that went backwards gives 0, not a negative time */
+    f.job.state = TESSERA__JOB_STATE__JOB_RUNNING;
+    f.job.start_time = NOW + 10;
+    f.job.end_time = 0;
+    assert_int_equal(jobfmt_time_used(job, NOW), 0);
+}
+
+/* ---- scontrol show partition -------------------------------------------------------- */
+
+static void init_partition(Tessera__PartitionInfo *p)
+{
+    Tessera__PartitionInfo init = TESSERA__PARTITION_INFO__INIT;
+
+    *p = init;
+    p->name = (char *)"debug";
+    p->is_default = 1;
+    p->nodes = (char *)"n[1-4]";
+    p->total_nodes = 4;
+    p->total_cpus = 16;
+    p->max_time = 3600;
+    p->default_time = -1;
+    p->max_nodes = UINT32_MAX;
+    p->min_nodes = 0;
+    p->priority_tier = 1;
+    p->state = (char *)"UP";
+}
+
+/* Slurm's text but for TRES, which has no mem=8000M: node memory is not in the record. */
+static const char show_debug[] =
+    "PartitionName=debug\n"
+    "   AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL\n"
+    "   AllocNodes=ALL Default=YES QoS=N/A\n"
+    "   DefaultTime=NONE DisableRootJobs=NO ExclusiveUser=NO GraceTime=0 Hidden=NO\n"
+    "   MaxNodes=UNLIMITED MaxTime=01:00:00 MinNodes=0 LLN=NO MaxCPUsPerNode=UNLIMITED\n"
+    "   Nodes=n[1-4]\n"
+    "   PriorityJobFactor=1 PriorityTier=1 RootOnly=NO ReqResv=NO OverSubscribe=NO\n"
+    "   OverTimeLimit=NONE PreemptMode=OFF\n"
+    "   State=UP TotalCPUs=16 TotalNodes=4 SelectTypeParameters=NONE\n"
+    "   JobDefaults=(null)\n"
+    "   DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED\n"
+    "   TRES=cpu=16,node=4,billing=16\n"
+    "\n";
+
+static void test_show_partition(void **state)
+{
+    Tessera__PartitionInfo p;
+    char *got;
+
+    (void)state;
+    init_partition(&p);
+    got = jobfmt_show_partition(&p, 0);
+    assert_non_null(got);
+    assert_string_equal(got, show_debug);
+    free(got);
+
+    p.is_default = 0;
+    p.default_time = 1800;
+    p.max_time = -1;
+    p.max_nodes = 2;
+    p.min_nodes = 1;
+    p.priority_tier = 5;
+    p.state = (char *)"DRAIN";
+    p.name = (char *)"long";
+    got = jobfmt_show_partition(&p, 1);
+    assert_non_null(got);
+    assert_string_equal(
+        got, "PartitionName=long AllowGroups=ALL AllowAccounts=ALL AllowQos=ALL "
+             "AllocNodes=ALL Default=NO QoS=N/A DefaultTime=00:30:00 DisableRootJobs=NO "
+             "ExclusiveUser=NO GraceTime=0 Hidden=NO MaxNodes=2 MaxTime=UNLIMITED MinNodes=1 "
+             "LLN=NO MaxCPUsPerNode=UNLIMITED Nodes=n[1-4] PriorityJobFactor=1 PriorityTier=5 "
+             "RootOnly=NO ReqResv=NO OverSubscribe=NO OverTimeLimit=NONE PreemptMode=OFF "
+             "State=DRAIN TotalCPUs=16 TotalNodes=4 SelectTypeParameters=NONE "
+             "JobDefaults=(null) DefMemPerNode=UNLIMITED MaxMemPerNode=UNLIMITED "
+             "TRES=cpu=16,node=4,billing=16\n");
+    free(got);
+
+    p.max_time = 2 * 86400 + 3 * 3600;
+    got = jobfmt_show_partition(&p, 0);
+    check_contains(got, "\n   MaxNodes=2 MaxTime=2-03:00:00 MinNodes=1 ");
+    free(got);
+}
+
+/* ---- squeue --json ---------------------------------------------------------------- */
+
+static json_t *parse_json(Tessera__JobRecord *const *jobs, size_t n, char **text)
+{
+    json_error_t err;
+    json_t *root;
+
+    *text = jobfmt_json(jobs, n, ctx);
+    assert_non_null(*text);
+    root = json_loads(*text, 0, &err);
+    if (!root)
+        fail_msg("not JSON: %s\n%s", err.text, *text);
+    return root;
+}
+
+static void check_str(json_t *obj, const char *key, const char *expected)
+{
+    json_t *v = json_object_get(obj, key);
+
+    if (!json_is_string(v))
+        fail_msg("%s: not a string", key);
+    assert_string_equal(json_string_value(v), expected);
+}
+
+static void check_int(json_t *obj, const char *key, json_int_t expected)
+{
+    json_t *v = json_object_get(obj, key);
+
+    if (!json_is_integer(v))
+        fail_msg("%s: not an integer", key);
+    assert_int_equal(json_integer_value(v), expected);
+}
+
+static void test_json_meta(void **state)
+{
+    char *text;
+    json_t *root = parse_json(NULL, 0, &text);
+    json_t *slurm;
+
+    (void)state;
+    assert_string_equal(json_string_value(json_object_get(
+                            json_object_get(json_object_get(root, "meta"), "plugin"), "type")),
+                        "openapi/v0.0.38");
+    slurm = json_object_get(json_object_get(root, "meta"), "Slurm");
+    assert_int_equal(json_integer_value(json_object_get(json_object_get(slurm, "version"),
+                                                        "major")),
+                     22);
+    check_str(slurm, "release", "22.05.8");
+    assert_true(json_is_array(json_object_get(root, "errors")));
+    assert_int_equal(json_array_size(json_object_get(root, "errors")), 0);
+    assert_true(json_is_array(json_object_get(root, "jobs")));
+    assert_int_equal(json_array_size(json_object_get(root, "jobs")), 0);
+    /* Slurm's writer escapes slashes */
+    assert_non_null(strstr(text, "\"openapi\\/v0.0.38\""));
+    assert_int_equal(text[strlen(text) - 1], '\n');
+    json_decref(root);
+    free(text);
+}
+
+static void test_json_plain(void **state)
+{
+    struct fx f;
+    Tessera__JobRecord *jobs[] = {held_plain(&f)};
+    char *text;
+    json_t *root = parse_json(jobs, 1, &text);
+    json_t *job = json_array_get(json_object_get(root, "jobs"), 0);
+
+    (void)state;
+    check_int(job, "job_id", 69);
+    check_int(job, "het_job_id", 0);
+    check_str(job, "het_job_id_set", "");
+    check_int(job, "het_job_offset", 0);
+    check_str(job, "name", "jf_plain");
+    check_str(job, "user_name", "root");
+    check_int(job, "user_id", 0);
+    check_int(job, "group_id", 0);
+    check_str(job, "group_name", "root");
+    check_str(job, "account", "acct1");
+    check_str(job, "partition", "debug");
+    check_str(job, "job_state", "PENDING");
+    check_str(job, "state_reason", "JobHeldUser");
+    check_int(job, "priority", 0);
+    check_int(job, "time_limit", 30);
+    check_int(job, "submit_time", T_HELD);
+    check_int(job, "start_time", 0);
+    check_int(job, "end_time", 0);
+    check_int(job, "node_count", 1);
+    check_int(job, "cpus", 1);
+    check_int(job, "tasks", 1);
+    check_str(job, "nodes", "");
+    check_str(job, "batch_host", "");
+    check_str(job, "current_working_directory", "/tmp/jfx");
+    check_str(job, "comment", "hello world");
+    check_int(job, "memory_per_node", 100);
+    assert_true(json_is_null(json_object_get(job, "memory_per_cpu")));
+    check_int(job, "nice", 5);
+    check_str(job, "required_nodes", "n2");
+    check_str(job, "excluded_nodes", "n3");
+    check_str(job, "standard_output", "out-%j-%u-%x-%A-%a-%N-%%.txt");
+    check_str(job, "standard_error", "err-%j.log");
+    check_str(job, "standard_input", "/dev/null");
+    check_str(job, "tres_req_str", "cpu=1,mem=100M,node=1,billing=1");
+    check_str(job, "tres_alloc_str", "");
+    assert_true(json_is_true(json_object_get(job, "batch_flag")));
+    assert_true(json_is_true(json_object_get(job, "requeue")));
+    /* nothing Tessera cannot fill */
+    assert_null(json_object_get(job, "command"));
+    assert_null(json_object_get(job, "array_job_id"));
+    assert_null(json_object_get(job, "cluster"));
+    /* Slurm's key order */
+    assert_true(strstr(text, "\"account\"") < strstr(text, "\"batch_flag\""));
+    assert_true(strstr(text, "\"job_id\"") < strstr(text, "\"het_job_id\""));
+    assert_true(strstr(text, "\"user_name\"") < strstr(text, "\"current_working_directory\""));
+    json_decref(root);
+    free(text);
+}
+
+static void test_json_het_running(void **state)
+{
+    struct fx a, b, c;
+    Tessera__JobRecord *jobs[] = {het(&a, 1), running(&b), unlimited(&c)};
+    char *text;
+    json_t *root = parse_json(jobs, 3, &text);
+    json_t *list = json_object_get(root, "jobs");
+    json_t *job;
+
+    (void)state;
+    assert_int_equal(json_array_size(list), 3);
+    job = json_array_get(list, 0);
+    check_int(job, "job_id", 2);
+    check_int(job, "het_job_id", 1);
+    check_str(job, "het_job_id_set", "1-2");
+    check_int(job, "het_job_offset", 1);
+    check_int(job, "node_count", 2);
+    check_int(job, "cpus", 2);
+    check_int(job, "cpus_per_task", 2);
+    check_int(job, "minimum_cpus_per_node", 2);
+    check_int(job, "time_limit", 60);
+
+    job = json_array_get(list, 1);
+    check_str(job, "job_state", "RUNNING");
+    check_str(job, "nodes", "n2");
+    check_str(job, "batch_host", "n2");
+    check_int(job, "start_time", T_RUN);
+    check_int(job, "priority", 4294901717);
+    check_str(job, "tres_alloc_str", "cpu=3,mem=2000M,node=1,billing=3");
+    assert_true(json_is_null(json_object_get(job, "memory_per_node")));
+
+    job = json_array_get(list, 2);
+    assert_true(json_is_null(json_object_get(job, "time_limit")));
+    check_str(job, "dependency", "afterok:3");
+    check_str(job, "state_reason", "Dependency");
+    json_decref(root);
+    free(text);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_default_format),
+        cmocka_unit_test(test_percent_fields_times),
+        cmocka_unit_test(test_percent_fields_requests),
+        cmocka_unit_test(test_percent_fields_variants),
+        cmocka_unit_test(test_unknown_ids),
+        cmocka_unit_test(test_width_justify_truncate),
+        cmocka_unit_test(test_bad_formats),
+        cmocka_unit_test(test_fields_het),
+        cmocka_unit_test(test_fields_default_width),
+        cmocka_unit_test(test_fields_more),
+        cmocka_unit_test(test_fields_widths),
+        cmocka_unit_test(test_fields_streams),
+        cmocka_unit_test(test_bad_fields),
+        cmocka_unit_test(test_sort_default),
+        cmocka_unit_test(test_show_held),
+        cmocka_unit_test(test_show_oneliner),
+        cmocka_unit_test(test_show_het),
+        cmocka_unit_test(test_show_running),
+        cmocka_unit_test(test_show_suspended_completed),
+        cmocka_unit_test(test_show_options),
+        cmocka_unit_test(test_std_paths),
+        cmocka_unit_test(test_time_used),
+        cmocka_unit_test(test_show_partition),
+        cmocka_unit_test(test_json_meta),
+        cmocka_unit_test(test_json_plain),
+        cmocka_unit_test(test_json_het_running),
+    };
+    return cmocka_run_group_tests(tests, setup, teardown);
+}
