@@ -21,12 +21,16 @@
 #include "jobdesc.pb-c.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <time.h>
 
 enum jobopt_cmd { JOBOPT_SBATCH, JOBOPT_SALLOC, JOBOPT_SRUN };
 
 /* Largest batch script accepted (bytes). */
 #define JOBOPT_MAX_SCRIPT (4u << 20)
+/* Largest memory size accepted (MB): 1 EiB, beyond any node, far from overflow even when
+ * multiplied by a CPU count. */
+#define JOBOPT_MAX_SIZE_MB (UINT64_C(1) << 40)
 
 struct jobopt_input {
     enum jobopt_cmd cmd;
@@ -46,7 +50,7 @@ struct jobopt {
     size_t ncomponents;
 
     /* What the command does rather than what the job is. */
-    int help;              /* --help/--usage was given: print usage, do nothing else */
+    int help;              /* 1: --help, 2: --usage: print it, do nothing else */
     int version;           /* --version */
     int parsable;          /* --parsable */
     int test_only;         /* --test-only */
@@ -54,15 +58,31 @@ struct jobopt {
     int verbose;           /* -v, counted */
     char *script_path;     /* sbatch: the script file, NULL for stdin or --wrap */
     char **command;        /* salloc/srun: the program and its arguments (NULL-terminated,
-                            * NULL when none was given) */
+                            * NULL when none was given); srun: component 0's */
 };
+/* Where the parse puts the rest:
+ *  - components[0]->script: the batch script (sbatch); ->argv: the script's arguments;
+ *    ->environment: every entry of envp (all commands);
+ *  - srun: every component's program and arguments in components[i]->argv, since srun
+ *    takes one program per component ("srun -n1 a : -n2 b"); a component without one
+ *    takes the next component's ("srun -n2 : -n1 hostname" runs hostname in both);
+ *  - defaults: name (sbatch: the script's file name, "wrap", or "sbatch" for standard
+ *    input; salloc/srun: the command's file name, or "salloc"/"srun") and work_dir
+ *    (in->cwd; a relative -D is taken relative to it).
+ * With --help, --usage or --version the parse stops there and succeeds with one empty
+ * component, as Slurm prints and exits at once. */
 
 /* Parse. On failure returns a ts_err and writes the message into errbuf, without the
  * "sbatch: error: " prefix; with several components the message starts with
  * "component N: ". TS_EOPTION means an unknown option or a missing argument (printed
- * getopt-style: "sbatch: unrecognized option '--bogus'" and a "Try ... --help" line);
- * TS_EOPTVALUE a bad value ("Invalid numeric value \"abc\" for --ntasks."); TS_ESCRIPT a
- * script that cannot be read or is not a batch script. */
+ * getopt-style: "sbatch: unrecognized option '--bogus'" and a "Try ... --help" line), or
+ * another misuse of the command line or #SBATCH lines (a stray word in a directive, a
+ * component without options); TS_EOPTVALUE a bad value ("Invalid numeric value \"abc\"
+ * for --ntasks."), an option Tessera does not support ("--array is not supported") or
+ * one not allowed where it is (licenses on a later component); TS_ESCRIPT a script that
+ * cannot be read or is not a batch script. Errors from #SBATCH lines and environment
+ * variables name them after the component: "batch script line 3: ...",
+ * "SBATCH_TIMELIMIT: ...". */
 int jobopt_parse(const struct jobopt_input *in, struct jobopt *out, char *errbuf,
                  size_t errlen);
 void jobopt_free(struct jobopt *opt);
