@@ -5,6 +5,9 @@
 #include "common/conf.h"
 #include "common/errors.h"
 #include "common/hostlist.h"
+#include "common/jobfmt.h"
+#include "common/jobopt.h"
+#include "cmds/scontrol_update.h"
 #include "common/timefmt.h"
 
 #include <getopt.h>
@@ -20,6 +23,7 @@ struct scontrol {
     struct ctl ctl;
     const char *conf_path;
     int conf_loaded;
+    int oneliner; /* -o: one record per line */
 };
 
 typedef int (*command_fn)(struct scontrol *s, int argc, char **argv);
@@ -163,6 +167,184 @@ static int show_hostlist(const char *expr)
     return 0;
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* jobs and partitions */
+
+static int show_jobs(struct scontrol *s, const char *id)
+{
+    if (need_conf(s))
+        return 1;
+    Tessera__JobQueryRequest q = TESSERA__JOB_QUERY_REQUEST__INIT;
+    char *ids[1] = {(char *)id};
+    if (id) {
+        q.job_ids = ids;
+        q.n_job_ids = 1;
+    }
+    q.all_states = 1;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_JOB_QUERY;
+    req.job_query = &q;
+    Tessera__Response *resp = call(s, &req, "slurm_load_jobs");
+    if (!resp)
+        return 1;
+    const Tessera__JobQueryResponse *jq = resp->job_query;
+    if (jq->n_jobs == 0 && !id)
+        printf("No jobs in the system\n");
+    struct jobfmt_ctx *ctx = jobfmt_ctx_create((time_t)jq->now);
+    for (size_t i = 0; ctx && i < jq->n_jobs; i++) {
+        char *text = jobfmt_show_job(jq->jobs[i], ctx, s->oneliner);
+        if (text)
+            fputs(text, stdout);
+        free(text);
+    }
+    jobfmt_ctx_destroy(ctx);
+    tessera__response__free_unpacked(resp, NULL);
+    return 0;
+}
+
+static int show_partitions(struct scontrol *s, const char *name)
+{
+    if (need_conf(s))
+        return 1;
+    Tessera__PartitionQueryRequest q = TESSERA__PARTITION_QUERY_REQUEST__INIT;
+    char *names[1] = {(char *)name};
+    if (name) {
+        q.names = names;
+        q.n_names = 1;
+    }
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_PARTITION_QUERY;
+    req.partition_query = &q;
+    Tessera__Response *resp = NULL;
+    int err = ctl_call(&s->ctl, &req, &resp);
+    if (!err && resp->error && resp->error->code == TS_EINVALID_PARTITION) {
+        printf("Partition %s not found\n", name);
+        tessera__response__free_unpacked(resp, NULL);
+        return 1;
+    }
+    if (resp)
+        tessera__response__free_unpacked(resp, NULL);
+    resp = err ? NULL : call(s, &req, "slurm_load_partitions");
+    if (err == TS_ECONNECT)
+        fprintf(stderr, "slurm_load_partitions error: Unable to contact slurm controller "
+                        "(connect failure)\n");
+    if (!resp)
+        return 1;
+    const Tessera__PartitionQueryResponse *pq = resp->partition_query;
+    if (pq->n_partitions == 0)
+        printf("No partitions in the system\n");
+    for (size_t i = 0; i < pq->n_partitions; i++) {
+        char *text = jobfmt_show_partition(pq->partitions[i], s->oneliner);
+        if (text)
+            fputs(text, stdout);
+        free(text);
+    }
+    tessera__response__free_unpacked(resp, NULL);
+    return 0;
+}
+
+/* "1,2 3" -> every id, in order. */
+static size_t split_ids(int argc, char **argv, char **out, size_t max)
+{
+    size_t n = 0;
+    for (int i = 1; i < argc; i++) {
+        char *save = NULL;
+        for (char *t = strtok_r(argv[i], ",", &save); t && n < max; t = strtok_r(NULL, ",", &save))
+            out[n++] = t;
+    }
+    return n;
+}
+
+/* hold, uhold, release, requeue, suspend, resume: "<error> for job <id>" per failure. */
+static int job_action(struct scontrol *s, int argc, char **argv, Tessera__JobAction kind)
+{
+    if (need_conf(s))
+        return 1;
+    char *ids[256];
+    Tessera__JobActionRequest a = TESSERA__JOB_ACTION_REQUEST__INIT;
+    a.action = kind;
+    a.job_ids = ids;
+    a.n_job_ids = split_ids(argc, argv, ids, 256);
+    if (a.n_job_ids == 0) {
+        fprintf(stderr, "too few arguments for keyword:%s\n", argv[0]);
+        return 1;
+    }
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_JOB_ACTION;
+    req.job_action = &a;
+    Tessera__Response *resp = call(s, &req, "slurm_job_action");
+    if (!resp)
+        return 1;
+    int rc = 0;
+    for (size_t i = 0; i < resp->job_action->n_results; i++) {
+        const Tessera__JobActionResult *r = resp->job_action->results[i];
+        if (r->code != TS_OK) {
+            fprintf(stderr, "%s for job %s\n", r->text, r->job_id);
+            rc = 1;
+        }
+    }
+    tessera__response__free_unpacked(resp, NULL);
+    return rc;
+}
+
+static int cmd_update(struct scontrol *s, int argc, char **argv)
+{
+    Tessera__JobUpdateRequest u;
+    char msg[512];
+    int rc = 1;
+    switch (scontrol_update_parse(argc - 1, argv + 1, time(NULL), &u, msg, sizeof(msg))) {
+    case UPDATE_NO_ENTITY:
+        fprintf(stderr, "No valid entity in update command\n"
+                        "Input line must include \"JobId\"\n");
+        break;
+    case UPDATE_NO_CHANGES:
+        fprintf(stderr, "No changes specified\n");
+        break;
+    case UPDATE_UNSUPPORTED:
+        fprintf(stderr, "Update of this parameter is not supported: %s\nRequest aborted\n", msg);
+        break;
+    case UPDATE_BAD_VALUE:
+        cmd_error(PROG, "%s", msg);
+        break;
+    case UPDATE_OK: {
+        if (need_conf(s))
+            break;
+        Tessera__Request req = TESSERA__REQUEST__INIT;
+        req.msg_case = TESSERA__REQUEST__MSG_JOB_UPDATE;
+        req.job_update = &u;
+        Tessera__Response *resp = NULL;
+        int err = ctl_call(&s->ctl, &req, &resp);
+        if (err == TS_ECONNECT)
+            fprintf(stderr, "slurm_update error: Unable to contact slurm controller "
+                            "(connect failure)\n");
+        else if (err)
+            fprintf(stderr, "slurm_update error: %s\n", ts_strerror(err));
+        else if (resp->error)
+            fprintf(stderr, "%s for job %s\n", resp->error->text, u.job_id);
+        else
+            rc = 0;
+        if (resp)
+            tessera__response__free_unpacked(resp, NULL);
+        break;
+    }
+    }
+    scontrol_update_free(&u);
+    return rc;
+}
+
+#define ACTION(fn, kind)                                                                    \
+    static int fn(struct scontrol *s, int argc, char **argv)                                \
+    {                                                                                       \
+        return job_action(s, argc, argv, TESSERA__JOB_ACTION__##kind);                      \
+    }
+ACTION(cmd_hold, JOB_ACTION_HOLD)
+ACTION(cmd_uhold, JOB_ACTION_UHOLD)
+ACTION(cmd_release, JOB_ACTION_RELEASE)
+ACTION(cmd_requeue, JOB_ACTION_REQUEUE)
+ACTION(cmd_suspend, JOB_ACTION_SUSPEND)
+ACTION(cmd_resume, JOB_ACTION_RESUME)
+#undef ACTION
+
 static int cmd_show(struct scontrol *s, int argc, char **argv)
 {
     const char *entity = argv[1];
@@ -174,6 +356,10 @@ static int cmd_show(struct scontrol *s, int argc, char **argv)
         }
         return show_config(s);
     }
+    if (!strcasecmp(entity, "job") || !strcasecmp(entity, "jobs"))
+        return show_jobs(s, arg);
+    if (!strcasecmp(entity, "partition") || !strcasecmp(entity, "partitions"))
+        return show_partitions(s, arg);
     if (!strcasecmp(entity, "hostnames"))
         return show_hostnames(arg);
     if (!strcasecmp(entity, "hostlist") || !strcasecmp(entity, "hostlistsorted")) {
@@ -198,6 +384,7 @@ static int cmd_show(struct scontrol *s, int argc, char **argv)
     return 1;
 }
 
+
 /* ------------------------------------------------------------------------------------ */
 
 static const struct {
@@ -205,8 +392,15 @@ static const struct {
     int min_args, max_args; /* words after the keyword */
     command_fn fn;
 } commands[] = {
+    {"hold", 1, 255, cmd_hold},
     {"ping", 0, 0, cmd_ping},
+    {"release", 1, 255, cmd_release},
+    {"requeue", 1, 255, cmd_requeue},
+    {"resume", 1, 255, cmd_resume},
     {"show", 1, 2, cmd_show},
+    {"suspend", 1, 255, cmd_suspend},
+    {"uhold", 1, 255, cmd_uhold},
+    {"update", 1, 255, cmd_update},
 };
 
 static int run_command(struct scontrol *s, int argc, char **argv)

@@ -94,7 +94,10 @@
     X(TS_EMEMORY, 1028, "Memory required by task is not available")                     \
     X(TS_EJOB_ARRAY, 1029, "Invalid job array specification")                           \
     X(TS_EINVALID_QOS, 1030, "Invalid qos specification")                               \
-    X(TS_EJOB_NOT_FINISHED, 1031, "Job is not finished")
+    X(TS_EJOB_NOT_FINISHED, 1031, "Job is not finished")                                \
+    X(TS_EUSER_ID, 1032, "Invalid user id")                                             \
+    X(TS_EINVALID_TIME, 1033, "Invalid time specified")                                 \
+    X(TS_ETRANSITION, 1034, "Job can not be altered now, try again later")
 
 typedef enum ts_err {
 #define TS_ERR_ENUM(name, num, text) name = num,

@@ -217,9 +217,8 @@ static void show_files(struct rec *r, const Tessera__JobRecord *job, struct jobf
 {
     const Tessera__JobDesc *d = D(job);
 
-    /* Tessera keeps the script's text, not the path it came from. */
     rec_line(r);
-    rec_add(r, "Command=(null)");
+    rec_add(r, "Command=%s", jobfmt_or_null(d->command));
     rec_line(r);
     rec_add(r, "WorkDir=%s", jobfmt_or_null(d->work_dir));
     if (jobfmt_is_set(d->comment)) {

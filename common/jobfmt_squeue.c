@@ -272,12 +272,11 @@ static const char *get_last_sched(const Tessera__JobRecord *job, struct jobfmt_c
     return jobfmt_time_text(job->last_sched_eval, "N/A", buf, len);
 }
 
-/* The job description keeps the script's text, not the path it was read from, so there
- * is no command to show; Slurm prints "(null)" for --wrap jobs alike. */
+/* The script's path and arguments; "(null)" for --wrap and standard input, as Slurm. */
 static const char *get_command(const Tessera__JobRecord *job, struct jobfmt_ctx *ctx,
                                char *buf, size_t len)
 {
-    return "(null)";
+    return job->desc && job->desc->command ? job->desc->command : "(null)";
 }
 
 static const char *get_work_dir(const Tessera__JobRecord *job, struct jobfmt_ctx *ctx,
@@ -737,8 +736,10 @@ static int cmp_default(const void *a, const void *b)
         return c;
     if (x->priority != y->priority)
         return x->priority > y->priority ? -1 : 1;
+    /* Slurm leaves ties in the controller's list order, which shows the newest first
+     * ("10+1" above "10+0"); we show older jobs and lower offsets first. */
     if (x->job_id != y->job_id)
-        return x->job_id > y->job_id ? -1 : 1;
+        return x->job_id < y->job_id ? -1 : 1;
     return 0;
 }
 

@@ -23,6 +23,11 @@ static void on_terminate(struct loop *loop, int signo, void *arg)
     loop_stop(loop);
 }
 
+static void housekeeping_tick(struct loop *loop, struct loop_timer *t, void *arg)
+{
+    job_housekeeping(arg, time(NULL));
+}
+
 static void on_hangup(struct loop *loop, int signo, void *arg)
 {
     char err[512] = "";
@@ -94,7 +99,10 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
     if (!c)
         return TS_ENOMEM;
     c->start_time = time(NULL);
-    int err = TS_ENOMEM;
+    int err = job_table_init(&c->jobs);
+    if (err)
+        goto error;
+    err = TS_ENOMEM;
     if (!(c->conf_path = strdup(conf_locate(opts->conf_path))))
         goto error;
     if ((err = conf_load(c->conf_path, &c->conf, errbuf, errlen)))
@@ -134,8 +142,13 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
                  c->conf->state_save_location, ts_strerror(err));
         goto error;
     }
-    if ((err = ctld_state_load(c, errbuf, errlen)))
+    if ((err = ctld_state_load(c, errbuf, errlen)) || (err = job_table_load(c, errbuf, errlen)))
         goto error;
+    job_housekeeping(c, time(NULL));
+    if (!(c->housekeeping = loop_timer_add(c->loop, 1000, 1000, housekeeping_tick, c))) {
+        err = TS_ENOMEM;
+        goto error;
+    }
     if ((err = start_server(c, opts->port_override, errbuf, errlen)))
         goto error;
     if ((err = write_pid_file(c->conf->ctld_pid_file, errbuf, errlen)))
@@ -167,7 +180,10 @@ void ctld_destroy(struct ctld *c)
         return;
     /* Stop taking requests, then make everything queued durable before leaving. */
     rpc_server_destroy(c->server);
+    if (c->loop)
+        loop_timer_cancel(c->loop, c->housekeeping);
     store_close(c->store);
+    job_table_fini(&c->jobs);
     if (c->server && c->conf->ctld_pid_file)
         unlink(c->conf->ctld_pid_file);
     loop_destroy(c->loop);

@@ -7,6 +7,7 @@
 #define TESSERA_CTLD_CTLD_H
 
 #include "common/rpc_server.h"
+#include "ctld/job.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -14,6 +15,7 @@
 
 struct conf;
 struct loop;
+struct loop_timer;
 struct store;
 struct rpc_server;
 
@@ -28,9 +30,11 @@ struct ctld {
     struct rpc_server *server;
     time_t start_time;
     int exit_code;
+    struct loop_timer *housekeeping; /* once a second: reasons, expired jobs */
 
     /* persistent state (ctld/state.c) */
     uint64_t next_job_id;
+    struct job_table jobs;
 };
 
 struct ctld_options {

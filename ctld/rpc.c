@@ -1,6 +1,7 @@
 /* The controller's RPC handlers and their static table. Handlers run on the loop thread
  * with the request's proven uid and gid. */
 #include "ctld/ctld.h"
+#include "ctld/rpc.h"
 
 #include "common/conf.h"
 #include "common/errors.h"
@@ -116,5 +117,10 @@ out:
 const struct rpc_handler ctld_rpc_handlers[] = {
     {TESSERA__REQUEST__MSG_PING, "ping", handle_ping},
     {TESSERA__REQUEST__MSG_SHOW_CONFIG, "show_config", handle_show_config},
+    {TESSERA__REQUEST__MSG_SUBMIT, "submit", ctld_handle_submit},
+    {TESSERA__REQUEST__MSG_JOB_QUERY, "job_query", ctld_handle_job_query},
+    {TESSERA__REQUEST__MSG_JOB_ACTION, "job_action", ctld_handle_job_action},
+    {TESSERA__REQUEST__MSG_JOB_UPDATE, "job_update", ctld_handle_job_update},
+    {TESSERA__REQUEST__MSG_PARTITION_QUERY, "partition_query", ctld_handle_partition_query},
 };
 const size_t ctld_rpc_nhandlers = sizeof(ctld_rpc_handlers) / sizeof(ctld_rpc_handlers[0]);

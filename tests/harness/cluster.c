@@ -93,6 +93,18 @@ int harness_ctld_stop(struct harness_cluster *c, int sig)
 int harness_cmd(struct harness_cluster *c, const char *cmd, const char *const args[], char **out,
                 char **err)
 {
+    return harness_cmd_as(c, (uid_t)-1, cmd, args, out, err);
+}
+
+int harness_cmd_as(struct harness_cluster *c, uid_t uid, const char *cmd, const char *const args[],
+                   char **out, char **err)
+{
+    return harness_cmd_full(c, uid, NULL, cmd, args, out, err);
+}
+
+int harness_cmd_full(struct harness_cluster *c, uid_t uid, const char *const extra_env[],
+                     const char *cmd, const char *const args[], char **out, char **err)
+{
     char bin[512];
     snprintf(bin, sizeof(bin), "%s/%s", TESSERA_BIN_DIR, cmd);
     char *argv[64];
@@ -101,8 +113,14 @@ int harness_cmd(struct harness_cluster *c, const char *cmd, const char *const ar
     for (size_t i = 0; args && args[i] && n < 63; i++)
         argv[n++] = (char *)args[i];
     argv[n] = NULL;
-    char *env[] = {c->conf_env, NULL};
-    return harness_run(argv, env, out, err, 30000);
+    char *env[32];
+    size_t nenv = 0;
+    env[nenv++] = c->conf_env;
+    for (size_t i = 0; extra_env && extra_env[i] && nenv < 31; i++)
+        env[nenv++] = (char *)extra_env[i];
+    env[nenv] = NULL;
+    return harness_run_as(argv, env, uid, uid == (uid_t)-1 ? (gid_t)-1 : (gid_t)uid, out, err,
+                          30000);
 }
 
 void harness_cluster_fini(struct harness_cluster *c)

@@ -35,6 +35,12 @@ int harness_ctld_stop(struct harness_cluster *c, int sig);
  * args: NULL-terminated, without the command itself. Returns the exit status. */
 int harness_cmd(struct harness_cluster *c, const char *cmd, const char *const args[], char **out,
                 char **err);
+/* The same as user uid (its group id taken equal to uid, as nobody/nogroup 65534). */
+int harness_cmd_as(struct harness_cluster *c, uid_t uid, const char *cmd, const char *const args[],
+                   char **out, char **err);
+/* The same with extra environment entries ("K=V", NULL-terminated). */
+int harness_cmd_full(struct harness_cluster *c, uid_t uid, const char *const extra_env[],
+                     const char *cmd, const char *const args[], char **out, char **err);
 void harness_cluster_fini(struct harness_cluster *c);
 
 #endif

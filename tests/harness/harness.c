@@ -14,6 +14,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/prctl.h>
+#include <grp.h>
 #include <sys/random.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
@@ -129,14 +130,19 @@ static void child_setup(pid_t parent, const char *log, int out_fd, int err_fd)
     }
 }
 
+/* uid (uid_t)-1 keeps the test's own identity. */
 static pid_t spawn(char *const argv[], char *const env[], const char *log, int out_fd,
-                   int err_fd)
+                   int err_fd, uid_t uid, gid_t gid)
 {
     pid_t parent = getpid();
     pid_t pid = fork();
     if (pid != 0)
         return pid;
     child_setup(parent, log, out_fd, err_fd);
+    if (uid != (uid_t)-1 && (setgroups(0, NULL) || setgid(gid) || setuid(uid))) {
+        fprintf(stderr, "harness: cannot become uid %u: %s\n", (unsigned)uid, strerror(errno));
+        _exit(127);
+    }
     for (size_t i = 0; env && env[i]; i++)
         putenv(env[i]);
     execv(argv[0], argv);
@@ -146,7 +152,7 @@ static pid_t spawn(char *const argv[], char *const env[], const char *log, int o
 
 pid_t harness_spawn(char *const argv[], char *const env[], const char *log)
 {
-    return spawn(argv, env, log, -1, -1);
+    return spawn(argv, env, log, -1, -1, (uid_t)-1, (gid_t)-1);
 }
 
 static long long now_ms(void)
@@ -204,10 +210,16 @@ static int drain(int fd, char **buf, size_t *len)
 
 int harness_run(char *const argv[], char *const env[], char **out, char **err, int timeout_ms)
 {
+    return harness_run_as(argv, env, (uid_t)-1, (gid_t)-1, out, err, timeout_ms);
+}
+
+int harness_run_as(char *const argv[], char *const env[], uid_t uid, gid_t gid, char **out,
+                   char **err, int timeout_ms)
+{
     int po[2], pe[2];
     if (pipe2(po, O_CLOEXEC) || pipe2(pe, O_CLOEXEC))
         return -1;
-    pid_t pid = spawn(argv, env, NULL, po[1], pe[1]);
+    pid_t pid = spawn(argv, env, NULL, po[1], pe[1], uid, gid);
     close(po[1]);
     close(pe[1]);
     char *bo = calloc(1, 1), *be = calloc(1, 1);

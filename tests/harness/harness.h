@@ -32,6 +32,11 @@ int harness_stop(pid_t pid, int sig, int timeout_ms);
  * pointers to skip). Returns the exit status (0-255), 128+signal, or -1. */
 int harness_run(char *const argv[], char *const env[], char **out, char **err, int timeout_ms);
 
+/* The same as another user (setgroups, setgid, setuid in the child; the test runs as
+ * root). */
+int harness_run_as(char *const argv[], char *const env[], uid_t uid, gid_t gid, char **out,
+                   char **err, int timeout_ms);
+
 /* A free TCP port on 127.0.0.1 (bound and released: good enough for tests). */
 uint16_t harness_free_port(void);
 

@@ -255,9 +255,9 @@ static void test_default_format(void **state)
     static const char *const expected[] = {
         "                64     debug  jf_done     root CD       0:00      1 n3\n",
         "                68     debug jf_scrip     root PD       0:00      1 (Dependency)\n",
-        "                69     debug jf_plain     root PD       0:00      1 (JobHeldUser)\n",
-        "               1+1     debug       hj     root PD       0:00      2 (JobHeldUser)\n",
         "               1+0     debug       hj     root PD       0:00      1 (JobHeldUser)\n",
+        "               1+1     debug       hj     root PD       0:00      2 (JobHeldUser)\n",
+        "                69     debug jf_plain     root PD       0:00      1 (JobHeldUser)\n",
         "                63     debug   jf_run     root  R       1:58      1 n2\n",
         "                65     debug  jf_susp     root  S       0:39      2 n[3-4]\n",
     };
@@ -528,7 +528,7 @@ static void test_sort_default(void **state)
 {
     struct fx f[9];
     Tessera__JobRecord *jobs[9];
-    static const uint32_t order[] = {7, 6, 64, 68, 69, 2, 1, 63, 65};
+    static const uint32_t order[] = {7, 6, 64, 68, 1, 2, 69, 63, 65};
 
     (void)state;
     jobs[0] = het(&f[0], 0);

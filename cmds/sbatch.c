@@ -1,0 +1,183 @@
+/* sbatch: submit a batch job (of one or more components) and print its id. */
+#include "cmds/cmdutil.h"
+
+#include "common/conf.h"
+#include "common/errors.h"
+#include "common/jobopt.h"
+
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROG "sbatch"
+
+extern char **environ;
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: sbatch [OPTIONS(0)...] [ : [OPTIONS(N)...]] script(0) [args(0)...]\n"
+            "\n"
+            "Components of a heterogeneous job are separated by a lone \":\" argument, or by\n"
+            "\"#SBATCH hetjob\" lines in the script.\n"
+            "\n"
+            "  -A, --account=name          charge the job to this account\n"
+            "  -b, --begin=time            defer the job until this time\n"
+            "      --comment=text          arbitrary comment\n"
+            "  -C, --constraint=list       required node features (a&b, a|b)\n"
+            "  -c, --cpus-per-task=n       CPUs per task\n"
+            "  -d, --dependency=type:id    defer until the condition on other jobs holds\n"
+            "      --deadline=time         remove the job if it cannot end by then\n"
+            "  -D, --chdir=path            working directory of the script\n"
+            "  -e, --error=pattern         standard error of the script\n"
+            "      --exclusive             whole nodes\n"
+            "      --export=[ALL|NONE|vars]  environment passed to the job\n"
+            "  -H, --hold                  submit held\n"
+            "  -i, --input=file            standard input of the script\n"
+            "  -J, --job-name=name         name of the job\n"
+            "  -L, --licenses=names        licences (first component only)\n"
+            "      --mail-type=types       BEGIN, END, FAIL, ...\n"
+            "      --mail-user=user        who gets the mail\n"
+            "      --mem=size              memory per node (MB without a unit)\n"
+            "      --mem-per-cpu=size      memory per CPU (MB without a unit)\n"
+            "  -N, --nodes=min[-max]       number of nodes\n"
+            "  -n, --ntasks=n              number of tasks\n"
+            "      --nice[=value]          lower the priority\n"
+            "      --no-requeue            never requeue the job\n"
+            "      --ntasks-per-node=n     tasks per node\n"
+            "  -o, --output=pattern        standard output of the script\n"
+            "      --open-mode=append|truncate\n"
+            "  -p, --partition=name        partition\n"
+            "      --parsable              print the job id alone\n"
+            "      --priority=value        set the priority (administrators)\n"
+            "  -q, --qos=name              quality of service\n"
+            "      --requeue               allow requeueing\n"
+            "  -t, --time=limit            time limit\n"
+            "      --time-min=limit        smallest acceptable time limit\n"
+            "      --test-only             check the job, do not submit it\n"
+            "  -w, --nodelist=hosts        run on these nodes\n"
+            "      --wrap=command          wrap the command in a shell script\n"
+            "  -x, --exclude=hosts         do not run on these nodes\n"
+            "  -Q, --quiet                 fewer messages\n"
+            "  -v, --verbose               more messages\n"
+            "  -h, --help                  this text\n"
+            "  -V, --version               print the version\n");
+}
+
+/* Print a parse failure the way Slurm's sbatch does: getopt's wording for unknown
+ * options, "sbatch: error: ..." for the rest. */
+static int parse_failure(int err, const char *msg)
+{
+    if (err == TS_EOPTION) {
+        fprintf(stderr, "%s: %s\nTry \"%s --help\" for more information\n", PROG, msg, PROG);
+        return 255;
+    }
+    cmd_error(PROG, "%s", msg);
+    return 1;
+}
+
+/* What scontrol and squeue show as the job's command: the script's absolute path and
+ * its arguments (nothing for --wrap or a script from standard input, as Slurm). */
+static int set_command(const struct jobopt *opt, const char *cwd)
+{
+    if (!opt->script_path)
+        return 0;
+    size_t len = strlen(cwd) + strlen(opt->script_path) + 2;
+    const Tessera__JobDesc *lead = opt->components[0];
+    for (size_t i = 0; i < lead->n_argv; i++)
+        len += strlen(lead->argv[i]) + 1;
+    char *cmd = malloc(len);
+    if (!cmd)
+        return -1;
+    if (opt->script_path[0] == '/')
+        snprintf(cmd, len, "%s", opt->script_path);
+    else
+        snprintf(cmd, len, "%s/%s", cwd, opt->script_path);
+    for (size_t i = 0; i < lead->n_argv; i++) {
+        strcat(cmd, " ");
+        strcat(cmd, lead->argv[i]);
+    }
+    for (size_t i = 0; i < opt->ncomponents; i++) {
+        free(opt->components[i]->command);
+        opt->components[i]->command = i ? strdup(cmd) : cmd;
+        if (!opt->components[i]->command)
+            return -1;
+    }
+    return 0;
+}
+
+static int submit(struct ctl *ctl, const struct jobopt *opt)
+{
+    Tessera__SubmitRequest sub = TESSERA__SUBMIT_REQUEST__INIT;
+    sub.components = opt->components;
+    sub.n_components = opt->ncomponents;
+    sub.test_only = opt->test_only;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_SUBMIT;
+    req.submit = &sub;
+    Tessera__Response *resp = NULL;
+    int err = ctl_call(ctl, &req, &resp);
+    if (err) {
+        cmd_error(PROG, "Batch job submission failed: %s",
+                  err == TS_ECONNECT ? "Unable to contact slurm controller (connect failure)"
+                                     : ctl_error_text(ctl)[0] ? ctl_error_text(ctl)
+                                                              : ts_strerror(err));
+        return 1;
+    }
+    int rc = 0;
+    if (resp->error) {
+        cmd_error(PROG, "Batch job submission failed: %s", resp->error->text);
+        rc = 1;
+    } else if (resp->msg_case != TESSERA__RESPONSE__MSG_SUBMIT) {
+        cmd_error(PROG, "Batch job submission failed: unexpected response");
+        rc = 1;
+    } else if (opt->test_only) {
+        /* The controller checked the job against partitions, limits and nodes; a start
+         * time estimate needs the scheduler's plan, which the controller has not yet. */
+        fprintf(stderr, "%s: Job would be accepted (no start time estimate)\n", PROG);
+    } else if (opt->parsable) {
+        printf("%u\n", resp->submit->job_id);
+    } else {
+        printf("Submitted batch job %u\n", resp->submit->job_id);
+    }
+    tessera__response__free_unpacked(resp, NULL);
+    return rc;
+}
+
+int main(int argc, char **argv)
+{
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof(cwd))) {
+        cmd_error(PROG, "cannot determine the working directory");
+        return 1;
+    }
+    argv[0] = (char *)PROG;
+    struct jobopt_input in = {.cmd = JOBOPT_SBATCH, .argc = argc, .argv = argv,
+                              .envp = environ, .now = time(NULL), .cwd = cwd};
+    struct jobopt opt;
+    char msg[1024];
+    int err = jobopt_parse(&in, &opt, msg, sizeof(msg));
+    if (err)
+        return parse_failure(err, msg);
+    if (opt.help || opt.version) {
+        if (opt.help)
+            usage(stdout);
+        else
+            printf("tessera %s\n", TESSERA_VERSION);
+        jobopt_free(&opt);
+        return 0;
+    }
+    struct ctl ctl;
+    int rc = 1;
+    if (set_command(&opt, cwd)) {
+        cmd_error(PROG, "%s", ts_strerror(TS_ENOMEM));
+    } else if (ctl_load_conf(&ctl, PROG, NULL) == 0) {
+        rc = submit(&ctl, &opt);
+        ctl_close(&ctl);
+    }
+    jobopt_free(&opt);
+    return rc;
+}

@@ -1,0 +1,293 @@
+/* squeue: list jobs, as Slurm's squeue does: default columns, -o/-O formats, --json,
+ * components as "<het_job_id>+<offset>". The controller selects the jobs (ids, users,
+ * partitions, states, names); this command formats them. */
+#include "cmds/cmdutil.h"
+
+#include "common/conf.h"
+#include "common/errors.h"
+#include "common/jobfmt.h"
+#include "common/jobid.h"
+#include "common/jobstate.h"
+
+#include <ctype.h>
+#include <getopt.h>
+#include <pwd.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <strings.h>
+#include <time.h>
+
+#define PROG "squeue"
+#define LONG_FORMAT "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
+
+/* Growable lists of what the options select. */
+struct list {
+    char **items;
+    size_t n;
+};
+
+struct options {
+    struct list ids, users_text, partitions, states_text, names;
+    uint32_t *uids;
+    size_t nuids;
+    Tessera__JobState *states;
+    size_t nstates;
+    int all_states;
+    int noheader, json, longfmt;
+    const char *format, *fields;
+};
+
+static int list_add(struct list *l, const char *item)
+{
+    char **grown = realloc(l->items, (l->n + 1) * sizeof(*grown));
+    if (!grown)
+        return -1;
+    l->items = grown;
+    if (!(grown[l->n] = strdup(item)))
+        return -1;
+    l->n++;
+    return 0;
+}
+
+/* "a,b" adds a and b. */
+static int list_add_split(struct list *l, const char *text)
+{
+    char *copy = strdup(text), *save = NULL;
+    int err = copy ? 0 : -1;
+    for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && !err;
+         t = strtok_r(NULL, ",", &save))
+        err = list_add(l, t);
+    free(copy);
+    return err;
+}
+
+static void list_free(struct list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->items[i]);
+    free(l->items);
+}
+
+static int resolve_users(struct options *o)
+{
+    o->uids = calloc(o->users_text.n + 1, sizeof(*o->uids));
+    if (!o->uids)
+        return -1;
+    for (size_t i = 0; i < o->users_text.n; i++) {
+        const char *u = o->users_text.items[i];
+        struct passwd *pw = getpwnam(u);
+        char *end = NULL;
+        if (pw)
+            o->uids[o->nuids++] = pw->pw_uid;
+        else if (isdigit((unsigned char)*u) && strtoul(u, &end, 10) <= UINT32_MAX && !*end)
+            o->uids[o->nuids++] = (uint32_t)strtoul(u, NULL, 10);
+        else {
+            fprintf(stderr, "%s: error: Invalid user: %s\n\n", PROG, u);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static int resolve_states(struct options *o)
+{
+    o->states = calloc(o->states_text.n + 1, sizeof(*o->states));
+    if (!o->states)
+        return -1;
+    for (size_t i = 0; i < o->states_text.n; i++) {
+        const char *t = o->states_text.items[i];
+        if (!strcasecmp(t, "all")) {
+            o->all_states = 1;
+            continue;
+        }
+        if (jobstate_parse(t, &o->states[o->nstates])) {
+            fprintf(stderr, "%s: error: Invalid job state specified: %s\n", PROG, t);
+            fprintf(stderr, "%s: error: Valid job states include: PENDING,RUNNING,SUSPENDED,"
+                            "COMPLETED,CANCELLED,FAILED,TIMEOUT,NODE_FAIL,PREEMPTED,BOOT_FAIL,"
+                            "DEADLINE,OUT_OF_MEMORY,COMPLETING\n", PROG);
+            return -1;
+        }
+        o->nstates++;
+    }
+    if (o->all_states)
+        o->nstates = 0; /* "all" wins over the others */
+    return 0;
+}
+
+static int check_ids(const struct options *o)
+{
+    for (size_t i = 0; i < o->ids.n; i++) {
+        struct jobid id;
+        if (jobid_parse(o->ids.items[i], &id) != TS_OK) {
+            fprintf(stderr, "%s: error: Invalid job id: %s\n", PROG, o->ids.items[i]);
+            return -1;
+        }
+    }
+    return 0;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out, "Usage: squeue [OPTIONS]\n"
+                 "  -h, --noheader          no header line\n"
+                 "  -j, --jobs=list         these jobs (\"93\" = every component, \"93+1\" = one)\n"
+                 "      --json              JSON output\n"
+                 "  -l, --long              more columns\n"
+                 "  -n, --name=list         jobs with these names\n"
+                 "  -o, --format=format     columns as %%.18i %%.9P ... (see squeue(1))\n"
+                 "  -O, --Format=fields     columns by name: JobID:10,Name,...\n"
+                 "  -p, --partition=list    jobs in these partitions\n"
+                 "  -t, --states=list       jobs in these states (or all)\n"
+                 "  -u, --user=list         jobs of these users\n"
+                 "      --help              this text\n"
+                 "  -V, --version           print the version\n");
+}
+
+enum { OPT_JSON = 1000, OPT_HELP };
+
+static int parse_options(int argc, char **argv, struct options *o)
+{
+    static const struct option longopts[] = {
+        {"jobs", required_argument, NULL, 'j'},   {"job", required_argument, NULL, 'j'},
+        {"user", required_argument, NULL, 'u'},   {"partition", required_argument, NULL, 'p'},
+        {"states", required_argument, NULL, 't'}, {"state", required_argument, NULL, 't'},
+        {"name", required_argument, NULL, 'n'},   {"noheader", no_argument, NULL, 'h'},
+        {"format", required_argument, NULL, 'o'}, {"Format", required_argument, NULL, 'O'},
+        {"long", no_argument, NULL, 'l'},         {"json", no_argument, NULL, OPT_JSON},
+        {"help", no_argument, NULL, OPT_HELP},    {"usage", no_argument, NULL, OPT_HELP},
+        {"version", no_argument, NULL, 'V'},      {"all", no_argument, NULL, 'a'},
+        {NULL, 0, NULL, 0},
+    };
+    int ch, err = 0;
+    while (!err && (ch = getopt_long(argc, argv, "j:u:p:t:n:ho:O:laV", longopts, NULL)) != -1) {
+        switch (ch) {
+        case 'j': err = list_add_split(&o->ids, optarg); break;
+        case 'u': err = list_add_split(&o->users_text, optarg); break;
+        case 'p': err = list_add_split(&o->partitions, optarg); break;
+        case 't': err = list_add_split(&o->states_text, optarg); break;
+        case 'n': err = list_add_split(&o->names, optarg); break;
+        case 'h': o->noheader = 1; break;
+        case 'o': o->format = optarg; break;
+        case 'O': o->fields = optarg; break;
+        case 'l': o->longfmt = 1; break;
+        case 'a': break; /* every partition is visible: nothing is hidden to show */
+        case OPT_JSON: o->json = 1; break;
+        case OPT_HELP: usage(stdout); exit(0);
+        case 'V': printf("tessera %s\n", TESSERA_VERSION); exit(0);
+        default: fprintf(stderr, "Try \"squeue --help\" for more information\n"); return -1;
+        }
+    }
+    if (!err && optind < argc) {
+        fprintf(stderr, "%s: error: Unrecognized option: %s\n", PROG, argv[optind]);
+        return -1;
+    }
+    return err;
+}
+
+static Tessera__Response *query(struct ctl *ctl, const struct options *o)
+{
+    Tessera__JobQueryRequest q = TESSERA__JOB_QUERY_REQUEST__INIT;
+    q.job_ids = o->ids.items;
+    q.n_job_ids = o->ids.n;
+    q.user_ids = o->uids;
+    q.n_user_ids = o->nuids;
+    q.partitions = o->partitions.items;
+    q.n_partitions = o->partitions.n;
+    q.states = o->states;
+    q.n_states = o->nstates;
+    q.all_states = o->all_states;
+    q.names = o->names.items;
+    q.n_names = o->names.n;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_JOB_QUERY;
+    req.job_query = &q;
+    Tessera__Response *resp = NULL;
+    int err = ctl_call(ctl, &req, &resp);
+    if (err) {
+        fprintf(stderr, "slurm_load_jobs error: %s\n",
+                err == TS_ECONNECT ? "Unable to contact slurm controller (connect failure)"
+                                   : ts_strerror(err));
+        return NULL;
+    }
+    if (resp->error) {
+        fprintf(stderr, "slurm_load_jobs error: %s\n", resp->error->text);
+        tessera__response__free_unpacked(resp, NULL);
+        return NULL;
+    }
+    return resp;
+}
+
+static int print_table(const struct options *o, Tessera__JobQueryResponse *jq)
+{
+    struct jobfmt *fmt = NULL;
+    char err[256];
+    int e = o->fields ? jobfmt_compile_fields(o->fields, &fmt, err, sizeof(err))
+                      : jobfmt_compile(o->format ? o->format
+                                       : o->longfmt ? LONG_FORMAT
+                                                    : JOBFMT_SQUEUE_DEFAULT,
+                                       &fmt, err, sizeof(err));
+    if (e) {
+        fprintf(stderr, "%s: error: %s\n", PROG, err);
+        return 1;
+    }
+    struct jobfmt_ctx *ctx = jobfmt_ctx_create((time_t)jq->now);
+    if (o->longfmt && !o->format && !o->fields) {
+        char when[64];
+        time_t now = (time_t)jq->now;
+        struct tm tm;
+        strftime(when, sizeof(when), "%a %b %d %H:%M:%S %Y", localtime_r(&now, &tm));
+        printf("%s\n", when);
+    }
+    if (!o->noheader) {
+        char *h = jobfmt_header(fmt);
+        fputs(h ? h : "", stdout);
+        free(h);
+    }
+    jobfmt_sort_default(jq->jobs, jq->n_jobs);
+    for (size_t i = 0; ctx && i < jq->n_jobs; i++) {
+        char *row = jobfmt_row(fmt, jq->jobs[i], ctx);
+        fputs(row ? row : "", stdout);
+        free(row);
+    }
+    jobfmt_ctx_destroy(ctx);
+    jobfmt_free(fmt);
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    struct options o = {0};
+    argv[0] = (char *)PROG;
+    int rc = 1;
+    struct ctl ctl = {0};
+    if (parse_options(argc, argv, &o) || check_ids(&o) || resolve_users(&o) ||
+        resolve_states(&o) || ctl_load_conf(&ctl, PROG, NULL))
+        goto out;
+    Tessera__Response *resp = query(&ctl, &o);
+    if (resp) {
+        Tessera__JobQueryResponse *jq = resp->job_query;
+        if (o.json) {
+            struct jobfmt_ctx *ctx = jobfmt_ctx_create((time_t)jq->now);
+            char *doc = ctx ? jobfmt_json(jq->jobs, jq->n_jobs, ctx) : NULL;
+            if (doc)
+                printf("%s\n", doc);
+            rc = doc ? 0 : 1;
+            free(doc);
+            jobfmt_ctx_destroy(ctx);
+        } else {
+            rc = print_table(&o, jq);
+        }
+        tessera__response__free_unpacked(resp, NULL);
+    }
+out:
+    ctl_close(&ctl);
+    list_free(&o.ids);
+    list_free(&o.users_text);
+    list_free(&o.partitions);
+    list_free(&o.states_text);
+    list_free(&o.names);
+    free(o.uids);
+    free(o.states);
+    return rc;
+}

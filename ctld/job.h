@@ -1,0 +1,134 @@
+/* Jobs in the controller: the table, persistence, lookup by the ids users type, and the
+ * operations of SPEC 1.3. docs/job-states.md describes states, reasons and transitions.
+ *
+ * Every component of a job is a struct job holding its JobRecord (the protobuf that is
+ * stored under its id in the "jobs" database). The components of a het job are linked:
+ * each points at its leader, and the leader holds them all in offset order. A plain job
+ * is a job of one component whose record has het_job_id 0.
+ */
+#ifndef TESSERA_CTLD_JOB_H
+#define TESSERA_CTLD_JOB_H
+
+#include "tessera.pb-c.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct ctld;
+struct hashmap;
+
+struct job {
+    Tessera__JobRecord *rec;   /* owned: built by protobuf-c's unpack, freed by free_unpacked */
+    struct job *leader;        /* the leader component (itself for the leader, and for a
+                                * plain job) */
+    struct job **components;   /* leader only: het_size components in offset order */
+    struct job *prev, *next;   /* every job in id order */
+};
+
+struct job_table {
+    struct hashmap *by_id;     /* job_id -> struct job */
+    struct job *head, *tail;
+    size_t count;
+};
+
+int job_table_init(struct job_table *t);
+void job_table_fini(struct job_table *t);
+struct job *job_find(const struct job_table *t, uint32_t job_id);
+/* Unlink and free one component (the caller deals with its siblings). */
+void job_table_remove(struct job_table *t, struct job *j);
+
+/* Whole het jobs and plain jobs are "units"; this is the number of components. */
+static inline size_t job_ncomponents(const struct job *j)
+{
+    return j->leader->rec->het_size ? j->leader->rec->het_size : 1;
+}
+static inline struct job *job_component(const struct job *j, size_t i)
+{
+    return j->leader->components ? j->leader->components[i] : j->leader;
+}
+static inline int job_is_het(const struct job *j)
+{
+    return j->rec->het_job_id != 0;
+}
+
+/* --- persistence (ctld/job_store.c) ------------------------------------------------- */
+
+/* Rebuild the table from the "jobs" database at start-up. */
+int job_table_load(struct ctld *c, char *errbuf, size_t errlen);
+/* Queue the component's record in the open batch (durable at the next commit). */
+int job_save(struct ctld *c, struct job *j);
+/* Queue the deletion of its record and drop it from the table (frees j). */
+int job_forget(struct ctld *c, struct job *j);
+/* Insert a new component (rec is adopted) and link het components once all are in. */
+struct job *job_insert(struct job_table *t, Tessera__JobRecord *rec);
+int job_link_het(struct job_table *t, struct job *leader);
+
+/* --- resolution of ids as typed (ctld/job_lookup.c) --------------------------------- */
+
+enum job_scope {
+    JOB_SCOPE_DISPLAY, /* squeue/scontrol show: "93" leader = all, "93+0" = leader alone */
+    JOB_SCOPE_ACTION,  /* cancel/hold/release: "93" and "93+0" leader = whole job */
+};
+
+/* The components an id string means, in offset order, into out[] (at most max).
+ * whole_hetjob applies SPEC 1.3's rule to a non-leader's own id. *whole is set when the
+ * id means the whole job. Returns the count, or a negative ts_err (TS_EINVALID_JOB_ID). */
+int job_resolve(const struct job_table *t, const char *text, enum job_scope scope,
+                int whole_hetjob, struct job **out, size_t max, int *whole);
+
+/* --- submission and update (ctld/job_submit.c, ctld/job_update.c) -------------------- */
+
+struct conf_partition;
+
+/* What checking a component yields: its partition and effective request. */
+struct job_sizing {
+    const struct conf_partition *part;
+    int64_t time_limit; /* seconds, or -1 for unlimited */
+    uint32_t min_nodes;
+    uint32_t ntasks;
+    uint32_t cpus_per_task;
+};
+
+/* Check one component as a job of its own (partition, limits, nodes that could ever run
+ * it); fills *s. Returns a ts_err with Slurm's meaning. */
+int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset, int admin,
+                        struct job_sizing *s);
+void job_apply_sizing(Tessera__JobRecord *r, const struct job_sizing *s);
+/* Check and store every component of a submission (all or none); *leader_id is the first
+ * id. errbuf names the failing component of a het job. The records are queued in the open
+ * batch: reply after the commit. */
+int job_submit(struct ctld *c, const Tessera__SubmitRequest *req, uid_t uid, gid_t gid,
+               const char *host, uint32_t *leader_id, char *errbuf, size_t errlen);
+/* scontrol update: the present fields of changes, on the components text means. */
+int job_update(struct ctld *c, const char *text, const Tessera__JobDesc *changes, uid_t uid);
+
+/* --- life (ctld/job_ops.c) ---------------------------------------------------------- */
+
+/* One action on the components an id means (SPEC 1.3). Returns a ts_err. */
+int job_action_by_id(struct ctld *c, Tessera__JobAction kind, const char *text, uid_t uid,
+                     uint32_t signal);
+/* Does j match scancel's filters (users, partitions, states, names)? */
+int job_action_matches(const struct ctld *c, const struct job *j,
+                       const Tessera__JobActionRequest *req);
+
+int job_is_admin(const struct ctld *c, uid_t uid);
+/* The reason a pending job waits for, from what the controller knows without a
+ * scheduler (holds, begin time, dependencies, partition state). */
+void job_update_reason(struct ctld *c, struct job *j, time_t now);
+/* Dependencies (ctld/job_depend.c): TS_OK when spec is well formed and names existing
+ * jobs (checked at submission and update), else TS_EDEPENDENCY. */
+int job_dependency_check(const struct ctld *c, const char *spec);
+enum { JOB_DEP_OK, JOB_DEP_WAIT, JOB_DEP_NEVER };
+/* Whether j's unit may start as far as its dependency goes. */
+int job_dependency_state(const struct ctld *c, const struct job *j, time_t now);
+
+/* Once a second: pending reasons that time changes (begin times, dependencies), and
+ * finished jobs older than MinJobAge leave memory and the state. */
+void job_housekeeping(struct ctld *c, time_t now);
+
+/* The default priority of a new component (FIFO by id, shifted by nice). */
+uint32_t job_default_priority(const Tessera__JobRecord *rec);
+
+#endif

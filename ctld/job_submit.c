@@ -1,0 +1,339 @@
+/* Submission (SPEC 1.1 and 1.2): every component is checked as a job of its own against
+ * its partition and the nodes that could run it; a job that can never run is refused now,
+ * with the reason and the component. Then all components get consecutive ids and are
+ * stored in one batch: either all of them are accepted, or none. */
+#include "ctld/ctld.h"
+#include "ctld/job.h"
+
+#include "common/conf.h"
+#include "common/errors.h"
+#include "common/features.h"
+#include "common/hashmap.h"
+#include "common/hostlist.h"
+#include "common/jobstate.h"
+#include "common/log.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+#define MAX_COMPONENTS 128 /* more components than this is a mistake, not a job */
+
+/* The nodes of the partition a component may use: not excluded, features matched, and
+ * within -w when given. */
+struct candidates {
+    size_t count;
+    uint64_t total_cpus;
+    uint32_t max_cpus;     /* of one node */
+    uint64_t max_mem_mb;   /* of one node */
+};
+
+static const struct conf_partition *pick_partition(const struct conf *conf,
+                                                   const Tessera__JobDesc *d, int *err)
+{
+    const struct conf_partition *p =
+        d->partition ? conf_find_partition(conf, d->partition) : conf_default_partition(conf);
+    *err = p ? TS_OK : d->partition ? TS_EINVALID_PARTITION : TS_ENO_PARTITION;
+    return p;
+}
+
+/* Expand a -w/-x host list into a set of node names that must all exist. */
+static int node_set(const struct conf *conf, const char *expr, struct hashmap **out)
+{
+    *out = NULL;
+    if (!expr || !*expr)
+        return TS_OK;
+    struct hostlist *hl = NULL;
+    if (hostlist_expand(expr, &hl) != TS_OK)
+        return TS_EINVALID_NODE_NAME;
+    struct hashmap *set = hashmap_create();
+    int err = set ? TS_OK : TS_ENOMEM;
+    for (size_t i = 0; !err && i < hostlist_count(hl); i++) {
+        const char *name = hostlist_nth(hl, i);
+        if (!conf_find_node(conf, name))
+            err = TS_EINVALID_NODE_NAME;
+        else
+            err = hashmap_put_str(set, name, (void *)1);
+    }
+    hostlist_destroy(hl);
+    if (err)
+        hashmap_destroy(set);
+    else
+        *out = set;
+    return err;
+}
+
+static int gather_candidates(const struct conf *conf, const struct conf_partition *part,
+                             const Tessera__JobDesc *d, struct candidates *cand)
+{
+    struct hashmap *want = NULL, *avoid = NULL;
+    int err = node_set(conf, d->nodelist, &want);
+    if (!err)
+        err = node_set(conf, d->exclude, &avoid);
+    memset(cand, 0, sizeof(*cand));
+    size_t wanted_here = 0;
+    for (size_t i = 0; !err && i < part->nnodes; i++) {
+        const struct conf_node *n = &conf->nodes[part->node_index[i]];
+        if (want && hashmap_get_str(want, n->name))
+            wanted_here++;
+        if ((want && !hashmap_get_str(want, n->name)) || (avoid && hashmap_get_str(avoid, n->name)) ||
+            !features_match(d->constraint, n->features))
+            continue;
+        cand->count++;
+        cand->total_cpus += n->cpus;
+        if (n->cpus > cand->max_cpus)
+            cand->max_cpus = n->cpus;
+        if (n->real_memory_mb > cand->max_mem_mb)
+            cand->max_mem_mb = n->real_memory_mb;
+    }
+    if (!err && want && wanted_here != hashmap_count(want))
+        err = TS_ENODES_NOT_IN_PARTITION;
+    hashmap_destroy(want);
+    hashmap_destroy(avoid);
+    return err;
+}
+
+/* Every feature named must exist on some node of the cluster. */
+static int feature_known(void *arg, const char *name, size_t len)
+{
+    const struct conf *conf = arg;
+    for (size_t i = 0; i < conf->nnodes; i++) {
+        const char *f = conf->nodes[i].features;
+        for (const char *p = f; *p;) {
+            const char *end = strchr(p, ',');
+            size_t n = end ? (size_t)(end - p) : strlen(p);
+            if (n == len && !memcmp(p, name, len))
+                return 0;
+            if (!end)
+                break;
+            p = end + 1;
+        }
+    }
+    return TS_EINVALID_FEATURE;
+}
+
+static int check_time(const struct conf_partition *part, const Tessera__JobDesc *d,
+                      struct job_sizing *s)
+{
+    s->time_limit = d->has_time_limit      ? d->time_limit
+                    : part->default_time >= 0 ? part->default_time
+                                              : part->max_time;
+    if (part->max_time >= 0 && (s->time_limit < 0 || s->time_limit > part->max_time))
+        return TS_EINVALID_TIME_LIMIT;
+    if (d->has_time_min && d->time_min >= 0 && s->time_limit >= 0 && d->time_min > s->time_limit)
+        return TS_EINVALID_TIME_MIN;
+    return TS_OK;
+}
+
+/* Node and task counts with Slurm's defaults: one task per node, one CPU per task. */
+static int check_counts(const struct conf_partition *part, const Tessera__JobDesc *d,
+                        size_t wanted_nodes, struct job_sizing *s)
+{
+    s->cpus_per_task = d->has_cpus_per_task ? d->cpus_per_task : 1;
+    s->min_nodes = d->has_min_nodes ? d->min_nodes : 1;
+    if (!d->has_min_nodes && d->has_ntasks && d->has_ntasks_per_node && d->ntasks_per_node)
+        s->min_nodes = (d->ntasks + d->ntasks_per_node - 1) / d->ntasks_per_node;
+    if (wanted_nodes > s->min_nodes)
+        s->min_nodes = (uint32_t)wanted_nodes;
+    if (s->min_nodes == 0 || s->cpus_per_task == 0)
+        return s->min_nodes == 0 ? TS_ENODE_COUNT : TS_ECPU_COUNT;
+    if (d->has_max_nodes && d->max_nodes < s->min_nodes)
+        return TS_ENODE_COUNT;
+    if (s->min_nodes > part->max_nodes || (d->has_max_nodes && d->max_nodes < part->min_nodes))
+        return TS_ENODE_COUNT;
+    s->ntasks = d->has_ntasks                                  ? d->ntasks
+                : d->has_ntasks_per_node && d->ntasks_per_node ? s->min_nodes * d->ntasks_per_node
+                                                               : s->min_nodes;
+    if (s->ntasks == 0)
+        return TS_ETASK_COUNT;
+    return TS_OK;
+}
+
+/* Could the nodes that qualify ever hold the request? */
+static int check_fit(const Tessera__JobDesc *d, const struct candidates *cand,
+                     const struct job_sizing *s)
+{
+    if (cand->count == 0 || s->min_nodes > cand->count)
+        return TS_ENODE_CONFIG;
+    if (s->cpus_per_task > cand->max_cpus ||
+        (d->has_ntasks_per_node && (uint64_t)d->ntasks_per_node * s->cpus_per_task > cand->max_cpus))
+        return TS_ENODE_CONFIG;
+    if ((uint64_t)s->ntasks * s->cpus_per_task > cand->total_cpus)
+        return TS_ETOO_MANY_CPUS;
+    if (d->has_mem_per_node_mb && d->mem_per_node_mb > cand->max_mem_mb)
+        return TS_EMEMORY;
+    if (d->has_mem_per_cpu_mb && d->mem_per_cpu_mb * s->cpus_per_task > cand->max_mem_mb)
+        return TS_EMEMORY;
+    return TS_OK;
+}
+
+/* Options only administrators may use, and values no one may. */
+static int check_privileges(const Tessera__JobDesc *d, int admin)
+{
+    if (d->has_priority && !admin)
+        return TS_EPERM;
+    if (d->has_nice && (d->nice < -10000 || d->nice > 10000))
+        return TS_EINVALID_NICE;
+    if (d->has_nice && d->nice < 0 && !admin)
+        return TS_EPERM;
+    return TS_OK;
+}
+
+int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset, int admin,
+                        struct job_sizing *s)
+{
+    const struct conf *conf = c->conf;
+    int err;
+    if (!(s->part = pick_partition(conf, d, &err)))
+        return err;
+    if (s->part->state == CONF_PART_DRAIN || s->part->state == CONF_PART_INACTIVE)
+        return TS_EPARTITION_NOT_AVAIL;
+    if (d->licenses && *d->licenses)
+        /* no licences are configured, so any request is one that cannot be met */
+        return TS_EINVALID_LICENSES;
+    if ((err = check_privileges(d, admin)))
+        return err;
+    if (d->constraint && (features_check(d->constraint) ||
+                          features_foreach_name(d->constraint, feature_known, (void *)conf)))
+        return TS_EINVALID_FEATURE;
+    if (offset == 0 && (err = job_dependency_check(c, d->dependency)))
+        return err;
+    if ((err = check_time(s->part, d, s)))
+        return err;
+    size_t wanted = 0;
+    if (d->nodelist && *d->nodelist) {
+        struct hostlist *hl = NULL;
+        if (hostlist_expand(d->nodelist, &hl) != TS_OK)
+            return TS_EINVALID_NODE_NAME;
+        hostlist_uniq(hl);
+        wanted = hostlist_count(hl);
+        hostlist_destroy(hl);
+    }
+    if ((err = check_counts(s->part, d, wanted, s)))
+        return err;
+    struct candidates cand;
+    if ((err = gather_candidates(conf, s->part, d, &cand)))
+        return err;
+    if (!d->work_dir || d->work_dir[0] != '/')
+        return TS_EINVAL;
+    return check_fit(d, &cand, s);
+}
+
+void job_apply_sizing(Tessera__JobRecord *r, const struct job_sizing *s)
+{
+    r->time_limit = s->time_limit;
+    r->min_nodes = s->min_nodes;
+    r->ntasks = s->ntasks;
+    r->cpus_per_task = s->cpus_per_task;
+    r->min_cpus = s->ntasks * s->cpus_per_task;
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+/* A deep, self-contained copy of rec (protobuf-c's own allocation, freed with
+ * tessera__job_record__free_unpacked). */
+static Tessera__JobRecord *copy_record(const Tessera__JobRecord *rec)
+{
+    size_t len = tessera__job_record__get_packed_size(rec);
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf)
+        return NULL;
+    tessera__job_record__pack(rec, buf);
+    Tessera__JobRecord *copy = tessera__job_record__unpack(NULL, len, buf);
+    free(buf);
+    return copy;
+}
+
+static Tessera__JobRecord *build_record(const Tessera__JobDesc *desc, const struct job_sizing *s,
+                                        uint32_t id, uint32_t leader, size_t offset, size_t n,
+                                        uid_t uid, gid_t gid, const char *host, time_t now)
+{
+    Tessera__JobDesc d = *desc; /* shallow: the strings stay the request's */
+    d.has_user_id = d.has_group_id = 1;
+    d.user_id = (uint32_t)uid;
+    d.group_id = (uint32_t)gid;
+    d.submit_host = (char *)host;
+    if (!d.partition)
+        d.partition = s->part->name;
+    if (n > 1 && !d.open_mode)
+        d.open_mode = (char *)"append"; /* SPEC 1.5: the default for het jobs */
+
+    Tessera__JobRecord r = TESSERA__JOB_RECORD__INIT;
+    r.job_id = id;
+    r.het_job_id = n > 1 ? leader : 0;
+    r.het_job_offset = n > 1 ? (uint32_t)offset : 0;
+    r.het_size = n > 1 ? (uint32_t)n : 0;
+    r.desc = &d;
+    r.state = TESSERA__JOB_STATE__JOB_PENDING;
+    r.hold = d.has_hold && d.hold ? 1 : 0;
+    r.submit_time = now;
+    job_apply_sizing(&r, s);
+    return copy_record(&r);
+}
+
+/* Turn the checked components into stored jobs: ids, records, one batch. */
+static int create_jobs(struct ctld *c, const Tessera__SubmitRequest *req,
+                       const struct job_sizing *sizes, uid_t uid, gid_t gid, const char *host,
+                       uint32_t *leader_id)
+{
+    size_t n = req->n_components;
+    time_t now = time(NULL);
+    uint32_t first = (uint32_t)c->next_job_id;
+    struct job *leader = NULL;
+    for (size_t i = 0; i < n; i++) {
+        Tessera__JobRecord *rec = build_record(req->components[i], &sizes[i], first + (uint32_t)i,
+                                               first, i, n, uid, gid, host, now);
+        struct job *j = rec ? job_insert(&c->jobs, rec) : NULL;
+        if (!j) {
+            if (rec)
+                tessera__job_record__free_unpacked(rec, NULL);
+            /* undo the components already in the table: nothing was stored yet */
+            for (size_t k = 0; k < i; k++)
+                job_table_remove(&c->jobs, job_find(&c->jobs, first + (uint32_t)k));
+            return TS_ENOMEM;
+        }
+        if (i == 0)
+            leader = j;
+    }
+    int err = job_link_het(&c->jobs, leader);
+    c->next_job_id += n;
+    for (size_t i = 0; i < n && !err; i++) {
+        struct job *j = job_component(leader, i);
+        j->rec->priority = j->rec->hold ? 0
+                           : j->rec->desc->has_priority ? j->rec->desc->priority
+                                                        : job_default_priority(j->rec);
+        job_update_reason(c, j, now);
+        err = job_save(c, j);
+    }
+    if (!err)
+        err = ctld_state_save_next_job_id(c);
+    *leader_id = first;
+    return err;
+}
+
+int job_submit(struct ctld *c, const Tessera__SubmitRequest *req, uid_t uid, gid_t gid,
+               const char *host, uint32_t *leader_id, char *errbuf, size_t errlen)
+{
+    size_t n = req->n_components;
+    errbuf[0] = '\0';
+    if (n == 0 || n > MAX_COMPONENTS) {
+        snprintf(errbuf, errlen, "a job has 1 to %d components", MAX_COMPONENTS);
+        return TS_EINVAL;
+    }
+    struct job_sizing *sizes = calloc(n, sizeof(*sizes));
+    if (!sizes)
+        return TS_ENOMEM;
+    int admin = job_is_admin(c, uid), err = TS_OK;
+    for (size_t i = 0; i < n && !err; i++) {
+        err = job_check_component(c, req->components[i], i, admin, &sizes[i]);
+        if (err && n > 1)
+            snprintf(errbuf, errlen, "component %zu: %s", i, ts_strerror(err));
+    }
+    if (!err && !req->test_only)
+        err = create_jobs(c, req, sizes, uid, gid, host, leader_id);
+    free(sizes);
+    if (!err && !req->test_only)
+        log_verbose("job %u submitted by uid %u (%zu component%s)", *leader_id, (unsigned)uid, n,
+                    n > 1 ? "s" : "");
+    return err;
+}

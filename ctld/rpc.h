@@ -1,0 +1,15 @@
+/* The controller's RPC handlers (ctld/rpc.c holds the table). Each runs on the loop
+ * thread with the uid and gid the request's connection proved. */
+#ifndef TESSERA_CTLD_RPC_H
+#define TESSERA_CTLD_RPC_H
+
+#include "common/rpc_server.h"
+
+void ctld_handle_submit(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+void ctld_handle_job_query(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+void ctld_handle_job_action(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+void ctld_handle_job_update(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+void ctld_handle_partition_query(struct rpc_request *req, const Tessera__Request *msg,
+                                 void *arg);
+
+#endif

@@ -1,0 +1,416 @@
+/* RPC handlers for jobs and partitions: submit, query, actions, update. Handlers that
+ * change state answer only after the change is durable (store_after_commit). */
+#include "ctld/ctld.h"
+#include "ctld/job.h"
+#include "ctld/rpc.h"
+
+#include "common/conf.h"
+#include "common/errors.h"
+#include "common/hashmap.h"
+#include "common/jobstate.h"
+#include "common/log.h"
+#include "common/store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* A response waiting for the batch that holds its changes. */
+struct pending_reply {
+    struct ctld *c;
+    struct rpc_request *req;
+    Tessera__Response resp;
+    Tessera__SubmitResponse submit;
+    Tessera__JobActionResponse action;
+    Tessera__JobActionResult **results;
+    size_t nresults;
+    uint32_t leader_id;
+    size_t ncomponents;
+};
+
+static void free_pending(struct pending_reply *p)
+{
+    for (size_t i = 0; i < p->nresults; i++) {
+        free(p->results[i]->job_id);
+        free(p->results[i]->text);
+        free(p->results[i]);
+    }
+    free(p->results);
+    free(p);
+}
+
+/* The batch is on disk (or failed): now the answer may leave. */
+static void reply_committed(void *arg, int err)
+{
+    struct pending_reply *p = arg;
+    if (err) {
+        log_error("state commit failed: %s; refusing the request", ts_strerror(err));
+        rpc_respond_error(p->req, err, NULL);
+    } else {
+        rpc_respond(p->req, &p->resp);
+    }
+    free_pending(p);
+}
+
+static void reply_after_commit(struct ctld *c, struct pending_reply *p)
+{
+    if (store_after_commit(c->store, reply_committed, p) != TS_OK) {
+        rpc_respond_error(p->req, TS_ENOMEM, NULL);
+        free_pending(p);
+    }
+}
+
+/* "127.0.0.1:40112" -> "127.0.0.1" */
+static void peer_host(struct rpc_request *req, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", rpc_request_peer(req));
+    char *colon = strrchr(buf, ':');
+    if (colon)
+        *colon = '\0';
+}
+
+/* A failed submission must leave nothing behind: drop the components from memory. */
+static void forget_unstored(struct ctld *c, uint32_t leader_id, size_t n)
+{
+    for (size_t i = 0; i < n; i++) {
+        struct job *j = job_find(&c->jobs, leader_id + (uint32_t)i);
+        if (j)
+            job_table_remove(&c->jobs, j);
+    }
+}
+
+static void submit_committed(void *arg, int err)
+{
+    struct pending_reply *p = arg;
+    if (err) {
+        log_error("job %u: state commit failed: %s; the submission is refused", p->leader_id,
+                  ts_strerror(err));
+        forget_unstored(p->c, p->leader_id, p->ncomponents);
+        rpc_respond_error(p->req, err, NULL);
+    } else {
+        rpc_respond(p->req, &p->resp);
+    }
+    free_pending(p);
+}
+
+void ctld_handle_submit(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct ctld *c = arg;
+    const Tessera__SubmitRequest *sub = msg->submit;
+    struct pending_reply *p = calloc(1, sizeof(*p));
+    if (!p) {
+        rpc_respond_error(req, TS_ENOMEM, NULL);
+        return;
+    }
+    p->c = c;
+    p->req = req;
+    char host[64], why[512];
+    peer_host(req, host, sizeof(host));
+    int err = job_submit(c, sub, rpc_request_uid(req), rpc_request_gid(req), host,
+                         &p->leader_id, why, sizeof(why));
+    if (err) {
+        rpc_respond_error(req, err, why[0] ? why : NULL);
+        free_pending(p);
+        return;
+    }
+    tessera__submit_response__init(&p->submit);
+    tessera__response__init(&p->resp);
+    p->ncomponents = sub->n_components;
+    p->submit.ncomponents = (uint32_t)sub->n_components;
+    p->submit.job_id = sub->test_only ? 0 : p->leader_id;
+    p->resp.msg_case = TESSERA__RESPONSE__MSG_SUBMIT;
+    p->resp.submit = &p->submit;
+    if (sub->test_only) {
+        rpc_respond(req, &p->resp);
+        free_pending(p);
+        return;
+    }
+    if (store_after_commit(c->store, submit_committed, p) != TS_OK) {
+        forget_unstored(c, p->leader_id, p->ncomponents);
+        rpc_respond_error(req, TS_ENOMEM, NULL);
+        free_pending(p);
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* queries */
+
+struct selection {
+    Tessera__JobRecord **recs;
+    size_t n, cap;
+    struct hashmap *seen;
+};
+
+static int select_add(struct selection *s, struct job *j)
+{
+    if (hashmap_get_u32(s->seen, j->rec->job_id))
+        return TS_OK;
+    if (s->n == s->cap) {
+        size_t cap = s->cap ? s->cap * 2 : 64;
+        Tessera__JobRecord **grown = realloc(s->recs, cap * sizeof(*grown));
+        if (!grown)
+            return TS_ENOMEM;
+        s->recs = grown;
+        s->cap = cap;
+    }
+    s->recs[s->n++] = j->rec;
+    return hashmap_put_u32(s->seen, j->rec->job_id, j);
+}
+
+static int query_matches(const Tessera__JobQueryRequest *q, const struct job *j)
+{
+    const Tessera__JobRecord *r = j->rec;
+    int ok = q->n_user_ids == 0;
+    for (size_t i = 0; !ok && i < q->n_user_ids; i++)
+        ok = r->desc->user_id == q->user_ids[i];
+    if (ok && q->n_partitions) {
+        ok = 0;
+        for (size_t i = 0; !ok && i < q->n_partitions; i++)
+            ok = r->desc->partition && !strcmp(r->desc->partition, q->partitions[i]);
+    }
+    if (ok && q->n_states) {
+        ok = 0;
+        for (size_t i = 0; !ok && i < q->n_states; i++)
+            ok = r->state == q->states[i];
+    } else if (ok && !q->all_states) {
+        ok = !jobstate_is_finished(r->state);
+    }
+    if (ok && q->n_names) {
+        ok = 0;
+        for (size_t i = 0; !ok && i < q->n_names; i++)
+            ok = r->desc->name && !strcmp(r->desc->name, q->names[i]);
+    }
+    return ok;
+}
+
+/* Jobs by the ids given (each as SPEC 1.2 says), then filtered. */
+static int select_by_ids(struct ctld *c, const Tessera__JobQueryRequest *q, struct selection *s)
+{
+    size_t resolved = 0;
+    for (size_t i = 0; i < q->n_job_ids; i++) {
+        struct job *found[128];
+        int whole;
+        int n = job_resolve(&c->jobs, q->job_ids[i], JOB_SCOPE_DISPLAY, 0, found, 128, &whole);
+        if (n == -TS_EINVALID_JOB_ID)
+            continue;
+        if (n < 0)
+            return -n;
+        resolved++;
+        for (int k = 0; k < n; k++)
+            if (query_matches(q, found[k]) && select_add(s, found[k]))
+                return TS_ENOMEM;
+    }
+    return resolved ? TS_OK : TS_EINVALID_JOB_ID;
+}
+
+void ctld_handle_job_query(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct ctld *c = arg;
+    const Tessera__JobQueryRequest *q = msg->job_query;
+    struct selection s = {.seen = hashmap_create()};
+    int err = s.seen ? TS_OK : TS_ENOMEM;
+    if (!err && q->n_job_ids)
+        err = select_by_ids(c, q, &s);
+    for (struct job *j = c->jobs.head; !err && !q->n_job_ids && j; j = j->next)
+        if (query_matches(q, j))
+            err = select_add(&s, j);
+    if (err) {
+        rpc_respond_error(req, err, NULL);
+    } else {
+        Tessera__JobQueryResponse jq = TESSERA__JOB_QUERY_RESPONSE__INIT;
+        jq.jobs = s.recs;
+        jq.n_jobs = s.n;
+        jq.now = (int64_t)time(NULL);
+        Tessera__Response resp = TESSERA__RESPONSE__INIT;
+        resp.msg_case = TESSERA__RESPONSE__MSG_JOB_QUERY;
+        resp.job_query = &jq;
+        rpc_respond(req, &resp);
+    }
+    free(s.recs);
+    hashmap_destroy(s.seen);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* actions and updates */
+
+static int add_result(struct pending_reply *p, const char *id, int code)
+{
+    Tessera__JobActionResult **grown = realloc(p->results, (p->nresults + 1) * sizeof(*grown));
+    if (!grown)
+        return TS_ENOMEM;
+    p->results = grown;
+    Tessera__JobActionResult *r = calloc(1, sizeof(*r));
+    if (!r)
+        return TS_ENOMEM;
+    tessera__job_action_result__init(r);
+    r->code = (uint32_t)code;
+    r->job_id = strdup(id);
+    r->text = strdup(ts_strerror(code));
+    p->results[p->nresults++] = r;
+    return r->job_id && r->text ? TS_OK : TS_ENOMEM;
+}
+
+/* The ids that scancel's filters mean: a het job whose components all match is acted on
+ * whole ("93"); otherwise each matching component by itself ("93+1"). */
+static int act_on_matches(struct ctld *c, const Tessera__JobActionRequest *req, uid_t uid,
+                          struct pending_reply *p)
+{
+    /* users who name no user mean their own jobs, as scancel -p/-t/-n do in Slurm */
+    Tessera__JobActionRequest own = *req;
+    uint32_t self = (uint32_t)uid;
+    if (!job_is_admin(c, uid) && req->n_user_ids == 0) {
+        own.user_ids = &self;
+        own.n_user_ids = 1;
+    }
+    const Tessera__JobActionRequest *a = &own;
+    for (struct job *j = c->jobs.head; j; j = j->next) {
+        if (j->leader != j)
+            continue; /* visit units through their leaders */
+        size_t n = job_ncomponents(j), matched = 0;
+        for (size_t i = 0; i < n; i++)
+            matched += job_action_matches(c, job_component(j, i), a);
+        char id[32];
+        if (matched == n) {
+            snprintf(id, sizeof(id), "%u", j->rec->job_id);
+            if (add_result(p, id, job_action_by_id(c, a->action, id, uid, a->signal)))
+                return TS_ENOMEM;
+            continue;
+        }
+        for (size_t i = 0; matched && i < n; i++) {
+            struct job *comp = job_component(j, i);
+            if (!job_action_matches(c, comp, a))
+                continue;
+            jobstate_display_id(comp->rec, id, sizeof(id));
+            if (add_result(p, id, job_action_by_id(c, a->action, id, uid, a->signal)))
+                return TS_ENOMEM;
+        }
+    }
+    return TS_OK;
+}
+
+void ctld_handle_job_action(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct ctld *c = arg;
+    const Tessera__JobActionRequest *a = msg->job_action;
+    uid_t uid = rpc_request_uid(req);
+    struct pending_reply *p = calloc(1, sizeof(*p));
+    if (!p) {
+        rpc_respond_error(req, TS_ENOMEM, NULL);
+        return;
+    }
+    p->c = c;
+    p->req = req;
+    int err = TS_OK;
+    for (size_t i = 0; i < a->n_job_ids && !err; i++)
+        err = add_result(p, a->job_ids[i],
+                         job_action_by_id(c, a->action, a->job_ids[i], uid, a->signal));
+    if (!err && a->n_job_ids == 0)
+        err = act_on_matches(c, a, uid, p);
+    if (err) {
+        rpc_respond_error(req, err, NULL);
+        free_pending(p);
+        return;
+    }
+    tessera__job_action_response__init(&p->action);
+    p->action.results = p->results;
+    p->action.n_results = p->nresults;
+    tessera__response__init(&p->resp);
+    p->resp.msg_case = TESSERA__RESPONSE__MSG_JOB_ACTION;
+    p->resp.job_action = &p->action;
+    reply_after_commit(c, p);
+}
+
+void ctld_handle_job_update(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct ctld *c = arg;
+    const Tessera__JobUpdateRequest *u = msg->job_update;
+    if (!u->changes || !u->job_id || !*u->job_id) {
+        rpc_respond_error(req, TS_EINVAL, NULL);
+        return;
+    }
+    int err = job_update(c, u->job_id, u->changes, rpc_request_uid(req));
+    if (err) {
+        rpc_respond_error(req, err, NULL);
+        return;
+    }
+    struct pending_reply *p = calloc(1, sizeof(*p));
+    if (!p) {
+        rpc_respond_error(req, TS_ENOMEM, NULL);
+        return;
+    }
+    p->c = c;
+    p->req = req;
+    tessera__job_action_response__init(&p->action);
+    tessera__response__init(&p->resp);
+    p->resp.msg_case = TESSERA__RESPONSE__MSG_JOB_UPDATE;
+    p->resp.job_update = &p->action;
+    reply_after_commit(c, p);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* partitions */
+
+static const char *part_state_name(enum conf_part_state s)
+{
+    switch (s) {
+    case CONF_PART_UP: return "UP";
+    case CONF_PART_DOWN: return "DOWN";
+    case CONF_PART_DRAIN: return "DRAIN";
+    default: return "INACTIVE";
+    }
+}
+
+static int wanted(const Tessera__PartitionQueryRequest *q, const char *name)
+{
+    if (q->n_names == 0)
+        return 1;
+    for (size_t i = 0; i < q->n_names; i++)
+        if (!strcmp(q->names[i], name))
+            return 1;
+    return 0;
+}
+
+void ctld_handle_partition_query(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct ctld *c = arg;
+    const struct conf *conf = c->conf;
+    const Tessera__PartitionQueryRequest *q = msg->partition_query;
+    Tessera__PartitionInfo *infos = calloc(conf->npartitions + 1, sizeof(*infos));
+    Tessera__PartitionInfo **ptrs = calloc(conf->npartitions + 1, sizeof(*ptrs));
+    size_t n = 0;
+    for (size_t i = 0; infos && ptrs && i < conf->npartitions; i++) {
+        const struct conf_partition *pt = &conf->partitions[i];
+        if (!wanted(q, pt->name))
+            continue;
+        Tessera__PartitionInfo *pi = &infos[n];
+        tessera__partition_info__init(pi);
+        pi->name = pt->name;
+        pi->is_default = pt->is_default;
+        pi->nodes = pt->nodes ? pt->nodes : (char *)"";
+        pi->total_nodes = (uint32_t)pt->nnodes;
+        for (size_t k = 0; k < pt->nnodes; k++)
+            pi->total_cpus += conf->nodes[pt->node_index[k]].cpus;
+        pi->max_time = pt->max_time;
+        pi->default_time = pt->default_time;
+        pi->max_nodes = pt->max_nodes;
+        pi->min_nodes = pt->min_nodes;
+        pi->priority_tier = pt->priority_tier;
+        pi->state = (char *)part_state_name(pt->state);
+        ptrs[n++] = pi;
+    }
+    if (!infos || !ptrs) {
+        rpc_respond_error(req, TS_ENOMEM, NULL);
+    } else if (q->n_names && n == 0) {
+        rpc_respond_error(req, TS_EINVALID_PARTITION, NULL);
+    } else {
+        Tessera__PartitionQueryResponse pq = TESSERA__PARTITION_QUERY_RESPONSE__INIT;
+        pq.partitions = ptrs;
+        pq.n_partitions = n;
+        Tessera__Response resp = TESSERA__RESPONSE__INIT;
+        resp.msg_case = TESSERA__RESPONSE__MSG_PARTITION_QUERY;
+        resp.partition_query = &pq;
+        rpc_respond(req, &resp);
+    }
+    free(infos);
+    free(ptrs);
+}
