@@ -5,7 +5,8 @@
 #   contrib/quickstart.sh stop    stop exactly what the quick start started
 #
 # Everything lives in .quickstart/ in the checkout: configuration, MUNGE key and socket,
-# controller state, logs and pid files. Node daemons join once they exist (see README).
+# controller state, logs and pid files. The configuration names four nodes; node daemons
+# are not built yet, so jobs are accepted and stay pending (see README).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -64,6 +65,8 @@ SlurmUser=$(id -un)
 CtldLogFile=$qs/log/ctld.log
 CtldPidFile=$qs/ctld.pid
 PluginDir=$top/build/lib
+NodeName=n[1-4] CPUs=4 RealMemory=4000 NodeAddr=127.0.0.1 Port=$((port + 10))-$((port + 13))
+PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=60 DefaultTime=10
 CONF
 
 if [[ -f $qs/ctld.pid ]] && kill -0 "$(cat "$qs/ctld.pid")" 2>/dev/null; then
@@ -75,6 +78,11 @@ fi
 
 export TESSERA_CONF="$qs/tessera.conf"
 build/bin/scontrol ping
+echo
+echo "A heterogeneous job of two components (4 tasks of 2 CPUs, then 1 task):"
+echo "  sbatch -J quickstart -n4 -c2 : -n1 --wrap=hostname"
+(cd "$qs" && "$top/build/bin/sbatch" -J quickstart -n4 -c2 : -n1 --wrap=hostname)
+build/bin/squeue
 
 cat <<EOT
 
@@ -82,7 +90,10 @@ Tessera is running. In your shell:
 
   export TESSERA_CONF=$qs/tessera.conf PATH=$top/build/bin:\$PATH
   scontrol ping
-  scontrol show config
+  sbatch -n2 : -n1 --wrap=hostname     # a het job of two components
+  squeue                               # components show as <id>+<offset>
+  scontrol show job <id>
+  scancel <id>
 
 Logs are in $qs/log. Stop everything with: contrib/quickstart.sh stop
 EOT

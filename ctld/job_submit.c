@@ -167,6 +167,24 @@ static int check_fit(const Tessera__JobDesc *d, const struct candidates *cand,
     return TS_OK;
 }
 
+/* A task never spans nodes: with the largest node taking as many tasks as fit, how many
+ * nodes does the job need at least? Raises min_nodes to that (what squeue shows). */
+static int spread_tasks(const Tessera__JobDesc *d, const struct candidates *cand,
+                        struct job_sizing *s)
+{
+    uint32_t per_node = cand->max_cpus / s->cpus_per_task; /* >= 1: check_fit saw to it */
+    if (d->has_ntasks_per_node && d->ntasks_per_node && d->ntasks_per_node < per_node)
+        per_node = d->ntasks_per_node;
+    uint64_t needed = (s->ntasks + (uint64_t)per_node - 1) / per_node;
+    /* "-N 2" means exactly two nodes; "-N 2-4" at most four; no -N, as many as needed */
+    uint64_t most = d->has_max_nodes ? d->max_nodes : d->has_min_nodes ? d->min_nodes : UINT32_MAX;
+    if (needed > cand->count || needed > most)
+        return TS_ENODE_CONFIG;
+    if (needed > s->min_nodes)
+        s->min_nodes = (uint32_t)needed;
+    return TS_OK;
+}
+
 /* Options only administrators may use, and values no one may. */
 static int check_privileges(const Tessera__JobDesc *d, int admin)
 {
@@ -216,7 +234,9 @@ int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset
         return err;
     if (!d->work_dir || d->work_dir[0] != '/')
         return TS_EINVAL;
-    return check_fit(d, &cand, s);
+    if ((err = check_fit(d, &cand, s)))
+        return err;
+    return spread_tasks(d, &cand, s);
 }
 
 void job_apply_sizing(Tessera__JobRecord *r, const struct job_sizing *s)

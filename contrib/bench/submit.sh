@@ -25,7 +25,8 @@ trap cleanup EXIT
 head -c 1024 /dev/urandom > "$dir/munge.key"
 chmod 600 "$dir/munge.key"
 /usr/sbin/munged --foreground --force --key-file="$dir/munge.key" --socket="$dir/munge.socket" \
-  --pid-file="$dir/munged.pid" --log-file="$dir/munged.log" --seed-file="$dir/munged.seed" &
+  --pid-file="$dir/munged.pid" --log-file="$dir/munged.log" --seed-file="$dir/munged.seed" \
+  2>"$dir/munged.err" &
 pids+=($!)
 
 port=$(python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])')

@@ -275,6 +275,9 @@ static void test_atomic_rejection(void **state)
            "permitted\n");
     expect(RUN("sbatch", "-w", "big", "--wrap=true"), 1, "",
            "sbatch: error: Batch job submission failed: Requested nodes not in this partition\n");
+    expect(RUN("sbatch", "-N", "1", "-n", "3", "-c", "2", "--wrap=true"), 1, "",
+           "sbatch: error: Batch job submission failed: Requested node configuration is not "
+           "available\n");
     expect(RUN("sbatch", "-L", "matlab:1", "--wrap=true"), 1, "",
            "sbatch: error: Batch job submission failed: Invalid license specification\n");
     expect(RUN("sbatch", "-d", "afterok:99999", "--wrap=true"), 1, "",
@@ -515,6 +518,16 @@ static void test_survives_kill9(void **state)
     assert_int_equal(next, id + 2);
 }
 
+/* Tasks never span nodes: 4 tasks of 2 CPUs on 4-CPU nodes need 2 nodes. */
+static void test_node_estimate(void **state)
+{
+    unsigned id = SUBMIT("-H", "-n4", "-c2", ":", "-N", "1-3", "-n", "6", "--wrap=true");
+    char sid[16], want[64];
+    snprintf(sid, sizeof(sid), "%u", id);
+    snprintf(want, sizeof(want), "%u+0 2 8\n%u+1 2 6\n", id, id);
+    expect_squeue("%i %D %C", "-j", sid, want);
+}
+
 static void test_show_partition(void **state)
 {
     struct result r = RUN("scontrol", "show", "partition", "debug");
@@ -557,6 +570,7 @@ int main(void)
         cmocka_unit_test(test_other_user),
         cmocka_unit_test(test_scancel),
         cmocka_unit_test(test_survives_kill9),
+        cmocka_unit_test(test_node_estimate),
         cmocka_unit_test(test_show_partition),
         cmocka_unit_test(test_sbatch_messages),
     };
