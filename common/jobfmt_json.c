@@ -53,7 +53,7 @@ static void job_head(struct obj *o, const Tessera__JobRecord *job, struct jobfmt
     char host[JOBFMT_VALUE_MAX];
 
     set(o, "account", str(d->account));
-    set(o, "batch_flag", json_boolean(jobfmt_is_set(d->script)));
+    set(o, "batch_flag", json_boolean(job->batch || jobfmt_is_set(d->script)));
     set(o, "batch_host", str(jobfmt_batch_host(job, host, sizeof(host))));
     set(o, "comment", str(d->comment));
     set(o, "cpus_per_task", json_integer(job->cpus_per_task ? job->cpus_per_task : 1));

@@ -102,9 +102,9 @@ static void show_state(struct rec *r, const Tessera__JobRecord *job, struct jobf
     show_reason(r, job);
     rec_add(r, "Dependency=%s", jobfmt_or_null(d->dependency));
     rec_line(r);
-    /* BatchFlag: jobs from sbatch carry a script; salloc and srun jobs do not. */
+    /* BatchFlag: every component of an sbatch job; salloc and srun jobs have none. */
     rec_add(r, "Requeue=%d Restarts=%" PRIu32 " BatchFlag=%d Reboot=0 ExitCode=%s",
-            jobfmt_requeue(job), job->restarts, jobfmt_is_set(d->script),
+            jobfmt_requeue(job), job->restarts, job->batch || jobfmt_is_set(d->script),
             jobfmt_exit_text(job->exit_code, exit_code, sizeof(exit_code)));
     timefmt_format_duration(jobfmt_time_used(job, ctx->now), run, sizeof(run));
     timefmt_format_duration(job->time_limit < 0 ? TIMEFMT_UNLIMITED : job->time_limit, limit,

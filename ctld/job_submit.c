@@ -266,7 +266,8 @@ static Tessera__JobRecord *copy_record(const Tessera__JobRecord *rec)
 
 static Tessera__JobRecord *build_record(const Tessera__JobDesc *desc, const struct job_sizing *s,
                                         uint32_t id, uint32_t leader, size_t offset, size_t n,
-                                        uid_t uid, gid_t gid, const char *host, time_t now)
+                                        uid_t uid, gid_t gid, const char *host, time_t now,
+                                        int batch)
 {
     Tessera__JobDesc d = *desc; /* shallow: the strings stay the request's */
     d.has_user_id = d.has_group_id = 1;
@@ -287,6 +288,7 @@ static Tessera__JobRecord *build_record(const Tessera__JobDesc *desc, const stru
     r.state = TESSERA__JOB_STATE__JOB_PENDING;
     r.hold = d.has_hold && d.hold ? 1 : 0;
     r.submit_time = now;
+    r.batch = batch;
     job_apply_sizing(&r, s);
     return copy_record(&r);
 }
@@ -301,8 +303,9 @@ static int create_jobs(struct ctld *c, const Tessera__SubmitRequest *req,
     uint32_t first = (uint32_t)c->next_job_id;
     struct job *leader = NULL;
     for (size_t i = 0; i < n; i++) {
+        int batch = req->components[0]->script != NULL;
         Tessera__JobRecord *rec = build_record(req->components[i], &sizes[i], first + (uint32_t)i,
-                                               first, i, n, uid, gid, host, now);
+                                               first, i, n, uid, gid, host, now, batch);
         struct job *j = rec ? job_insert(&c->jobs, rec) : NULL;
         if (!j) {
             if (rec)

@@ -164,6 +164,7 @@ static void test_five_components(void **state)
     assert_string_equal(show_field("123", "HetJobOffset"), "0 1 2 3 4");
     assert_string_equal(show_field("123", "HetJobIdSet"), "123-127 123-127 123-127 123-127 123-127");
     assert_string_equal(show_field("123", "JobId"), "123 124 125 126 127");
+    assert_string_equal(show_field("123", "BatchFlag"), "1 1 1 1 1");
     /* the next submission continues after the five */
     unsigned next = SUBMIT("-H", "--wrap=true");
     assert_int_equal(next, 128);
