@@ -108,6 +108,15 @@ static int parse_limit(const char *s, int64_t *out)
     return TS_OK;
 }
 
+/* The index of value (case-insensitive) among names, or -1. */
+static int name_index(const char *value, const char *const *names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (!strcasecmp(value, names[i]))
+            return (int)i;
+    return -1;
+}
+
 static int replace_str(char **slot, const char *value)
 {
     char *copy = strdup(value);
@@ -466,17 +475,15 @@ static int node_set(struct parse *p, struct conf_node *n, const char *key, const
         if (parse_u32(value, 0, UINT32_MAX - 1, &n->weight))
             return fail(p, "invalid Weight '%s'", value);
     } else if (!strcasecmp(key, "State")) {
-        if (!strcasecmp(value, "UNKNOWN"))
-            n->state = CONF_NODE_UNKNOWN;
-        else if (!strcasecmp(value, "DOWN"))
-            n->state = CONF_NODE_DOWN;
-        else if (!strcasecmp(value, "DRAIN"))
-            n->state = CONF_NODE_DRAIN;
-        else if (!strcasecmp(value, "FUTURE"))
-            n->state = CONF_NODE_FUTURE;
-        else
+        static const char *const states[] = {[CONF_NODE_UNKNOWN] = "UNKNOWN",
+                                              [CONF_NODE_DOWN] = "DOWN",
+                                              [CONF_NODE_DRAIN] = "DRAIN",
+                                              [CONF_NODE_FUTURE] = "FUTURE"};
+        int i = name_index(value, states, sizeof(states) / sizeof(states[0]));
+        if (i < 0)
             return fail(p, "node State must be UNKNOWN, DOWN, DRAIN or FUTURE, not '%s'",
                         value);
+        n->state = (enum conf_node_state)i;
     } else {
         return fail(p, "unknown node key '%s'", key);
     }
@@ -632,6 +639,16 @@ static int node_line(struct parse *p, struct kv *kv, size_t nkv)
  * Partition lines
  * ====================================================================================== */
 
+static const char *const part_states[] = {[CONF_PART_UP] = "UP", [CONF_PART_DOWN] = "DOWN",
+                                          [CONF_PART_DRAIN] = "DRAIN",
+                                          [CONF_PART_INACTIVE] = "INACTIVE"};
+
+const char *conf_partition_state_name(enum conf_part_state state)
+{
+    return (unsigned)state < sizeof(part_states) / sizeof(part_states[0]) ? part_states[state]
+                                                                         : "UNKNOWN";
+}
+
 static void partition_clear(struct conf_partition *pt)
 {
     free(pt->name);
@@ -667,17 +684,11 @@ static int partition_set(struct parse *p, struct conf_partition *pt, const char 
         if (parse_u32(value, 0, 65533, &pt->priority_tier))
             return fail(p, "invalid %s '%s'", key, value);
     } else if (!strcasecmp(key, "State")) {
-        if (!strcasecmp(value, "UP"))
-            pt->state = CONF_PART_UP;
-        else if (!strcasecmp(value, "DOWN"))
-            pt->state = CONF_PART_DOWN;
-        else if (!strcasecmp(value, "DRAIN"))
-            pt->state = CONF_PART_DRAIN;
-        else if (!strcasecmp(value, "INACTIVE"))
-            pt->state = CONF_PART_INACTIVE;
-        else
+        int i = name_index(value, part_states, sizeof(part_states) / sizeof(part_states[0]));
+        if (i < 0)
             return fail(p, "partition State must be UP, DOWN, DRAIN or INACTIVE, not '%s'",
                         value);
+        pt->state = (enum conf_part_state)i;
     } else {
         return fail(p, "unknown partition key '%s'", key);
     }

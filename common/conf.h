@@ -110,6 +110,8 @@ void conf_free(struct conf *conf);
 const struct conf_node *conf_find_node(const struct conf *conf, const char *name);
 const struct conf_partition *conf_find_partition(const struct conf *conf, const char *name);
 const struct conf_partition *conf_default_partition(const struct conf *conf);
+/* "UP", "DOWN", "DRAIN", "INACTIVE". */
+const char *conf_partition_state_name(enum conf_part_state state);
 
 /* Look a SchedulerParameters entry up: returns 1 and sets *value (the text after "=",
  * or "" for a flag) when present, 0 when absent. value may be NULL. */

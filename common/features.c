@@ -18,7 +18,7 @@ static int is_name_char(char c)
     return isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.';
 }
 
-static int node_has(const char *node, const char *name, size_t len)
+int features_list_has(const char *node, const char *name, size_t len)
 {
     if (!node)
         return 0;
@@ -61,7 +61,7 @@ static int parse_factor(struct parser *p)
         p->error = 1;
         return 0;
     }
-    return node_has(p->node, start, (size_t)(p->s - start));
+    return features_list_has(p->node, start, (size_t)(p->s - start));
 }
 
 static int parse_and(struct parser *p)

@@ -14,6 +14,8 @@ int features_check(const char *expr);
 /* 1 when a node with the comma-separated feature list node_features satisfies expr
  * (a malformed expr matches nothing), else 0. An empty or NULL expr matches every node. */
 int features_match(const char *expr, const char *node_features);
+/* 1 when the comma-separated list (a node's Features=) holds the name of len bytes. */
+int features_list_has(const char *list, const char *name, size_t len);
 /* Call fn for every feature name used in expr (for "does any node have it" checks);
  * stops and returns fn's non-zero result. */
 int features_foreach_name(const char *expr, int (*fn)(void *arg, const char *name, size_t len),

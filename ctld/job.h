@@ -109,9 +109,21 @@ int job_update(struct ctld *c, const char *text, const Tessera__JobDesc *changes
 /* One action on the components an id means (SPEC 1.3). Returns a ts_err. */
 int job_action_by_id(struct ctld *c, Tessera__JobAction kind, const char *text, uid_t uid,
                      uint32_t signal);
-/* Does j match scancel's filters (users, partitions, states, names)? */
-int job_action_matches(const struct ctld *c, const struct job *j,
-                       const Tessera__JobActionRequest *req);
+/* The filters of squeue and scancel: a job matches when it matches each list given
+ * (an empty list matches everything); with no states, finished jobs match only when
+ * all_states is set. */
+struct job_filter {
+    const uint32_t *uids;
+    size_t nuids;
+    char *const *partitions;
+    size_t npartitions;
+    const Tessera__JobState *states;
+    size_t nstates;
+    int all_states;
+    char *const *names;
+    size_t nnames;
+};
+int job_filter_matches(const struct job_filter *f, const struct job *j);
 
 int job_is_admin(const struct ctld *c, uid_t uid);
 /* The reason a pending job waits for, from what the controller knows without a

@@ -263,31 +263,31 @@ int job_action_by_id(struct ctld *c, Tessera__JobAction kind, const char *text, 
     return err;
 }
 
-/* scancel's filters: every job that matches all of them. */
-int job_action_matches(const struct ctld *c, const struct job *j,
-                       const Tessera__JobActionRequest *req)
+static int has_string(char *const *list, size_t n, const char *s)
+{
+    for (size_t i = 0; i < n; i++)
+        if (s && !strcmp(list[i], s))
+            return 1;
+    return 0;
+}
+
+int job_filter_matches(const struct job_filter *f, const struct job *j)
 {
     const Tessera__JobRecord *r = j->rec;
-    int ok = req->n_user_ids == 0;
-    for (size_t i = 0; !ok && i < req->n_user_ids; i++)
-        ok = r->desc->user_id == req->user_ids[i];
-    if (ok && req->n_partitions) {
+    int ok = f->nuids == 0;
+    for (size_t i = 0; !ok && i < f->nuids; i++)
+        ok = r->desc->user_id == f->uids[i];
+    if (ok && f->npartitions)
+        ok = has_string(f->partitions, f->npartitions, r->desc->partition);
+    if (ok && f->nstates) {
         ok = 0;
-        for (size_t i = 0; !ok && i < req->n_partitions; i++)
-            ok = r->desc->partition && !strcmp(r->desc->partition, req->partitions[i]);
-    }
-    if (ok && req->n_states) {
-        ok = 0;
-        for (size_t i = 0; !ok && i < req->n_states; i++)
-            ok = r->state == req->states[i];
-    } else if (ok) {
+        for (size_t i = 0; !ok && i < f->nstates; i++)
+            ok = r->state == f->states[i];
+    } else if (ok && !f->all_states) {
         ok = !jobstate_is_finished(r->state);
     }
-    if (ok && req->n_names) {
-        ok = 0;
-        for (size_t i = 0; !ok && i < req->n_names; i++)
-            ok = r->desc->name && !strcmp(r->desc->name, req->names[i]);
-    }
+    if (ok && f->nnames)
+        ok = has_string(f->names, f->nnames, r->desc->name);
     return ok;
 }
 

@@ -12,6 +12,7 @@
 #include "common/hostlist.h"
 #include "common/jobstate.h"
 #include "common/log.h"
+#include "common/pbutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -97,18 +98,9 @@ static int gather_candidates(const struct conf *conf, const struct conf_partitio
 static int feature_known(void *arg, const char *name, size_t len)
 {
     const struct conf *conf = arg;
-    for (size_t i = 0; i < conf->nnodes; i++) {
-        const char *f = conf->nodes[i].features;
-        for (const char *p = f; *p;) {
-            const char *end = strchr(p, ',');
-            size_t n = end ? (size_t)(end - p) : strlen(p);
-            if (n == len && !memcmp(p, name, len))
-                return 0;
-            if (!end)
-                break;
-            p = end + 1;
-        }
-    }
+    for (size_t i = 0; i < conf->nnodes; i++)
+        if (features_list_has(conf->nodes[i].features, name, len))
+            return 0;
     return TS_EINVALID_FEATURE;
 }
 
@@ -250,20 +242,6 @@ void job_apply_sizing(Tessera__JobRecord *r, const struct job_sizing *s)
 
 /* ------------------------------------------------------------------------------------ */
 
-/* A deep, self-contained copy of rec (protobuf-c's own allocation, freed with
- * tessera__job_record__free_unpacked). */
-static Tessera__JobRecord *copy_record(const Tessera__JobRecord *rec)
-{
-    size_t len = tessera__job_record__get_packed_size(rec);
-    uint8_t *buf = malloc(len ? len : 1);
-    if (!buf)
-        return NULL;
-    tessera__job_record__pack(rec, buf);
-    Tessera__JobRecord *copy = tessera__job_record__unpack(NULL, len, buf);
-    free(buf);
-    return copy;
-}
-
 static Tessera__JobRecord *build_record(const Tessera__JobDesc *desc, const struct job_sizing *s,
                                         uint32_t id, uint32_t leader, size_t offset, size_t n,
                                         uid_t uid, gid_t gid, const char *host, time_t now,
@@ -290,7 +268,7 @@ static Tessera__JobRecord *build_record(const Tessera__JobDesc *desc, const stru
     r.submit_time = now;
     r.batch = batch;
     job_apply_sizing(&r, s);
-    return copy_record(&r);
+    return pbutil_copy(&r.base);
 }
 
 /* Turn the checked components into stored jobs: ids, records, one batch. */

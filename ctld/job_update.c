@@ -10,6 +10,7 @@
 #include "common/errors.h"
 #include "common/jobstate.h"
 #include "common/log.h"
+#include "common/pbutil.h"
 
 #include <protobuf-c/protobuf-c.h>
 #include <stdlib.h>
@@ -86,18 +87,6 @@ static int merge_desc(Tessera__JobDesc *dst, const Tessera__JobDesc *src)
     return TS_OK;
 }
 
-static Tessera__JobDesc *copy_desc(const Tessera__JobDesc *d)
-{
-    size_t len = tessera__job_desc__get_packed_size(d);
-    uint8_t *buf = malloc(len ? len : 1);
-    if (!buf)
-        return NULL;
-    tessera__job_desc__pack(d, buf);
-    Tessera__JobDesc *copy = tessera__job_desc__unpack(NULL, len, buf);
-    free(buf);
-    return copy;
-}
-
 /* Rules beyond "is it a valid job": who may change what, and when. */
 static int check_rights(const struct ctld *c, const struct job *j,
                         const Tessera__JobDesc *changes, uid_t uid)
@@ -134,7 +123,7 @@ int job_update(struct ctld *c, const char *text, const Tessera__JobDesc *changes
     int err = TS_OK;
     for (int i = 0; i < n && !err; i++) {
         err = check_rights(c, targets[i], changes, uid);
-        if (!err && !(merged[i] = copy_desc(targets[i]->rec->desc)))
+        if (!err && !(merged[i] = pbutil_copy(&targets[i]->rec->desc->base)))
             err = TS_ENOMEM;
         if (!err)
             err = merge_desc(merged[i], changes);

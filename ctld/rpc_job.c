@@ -157,35 +157,19 @@ static int select_add(struct selection *s, struct job *j)
     return hashmap_put_u32(s->seen, j->rec->job_id, j);
 }
 
-static int query_matches(const Tessera__JobQueryRequest *q, const struct job *j)
+static struct job_filter query_filter(const Tessera__JobQueryRequest *q)
 {
-    const Tessera__JobRecord *r = j->rec;
-    int ok = q->n_user_ids == 0;
-    for (size_t i = 0; !ok && i < q->n_user_ids; i++)
-        ok = r->desc->user_id == q->user_ids[i];
-    if (ok && q->n_partitions) {
-        ok = 0;
-        for (size_t i = 0; !ok && i < q->n_partitions; i++)
-            ok = r->desc->partition && !strcmp(r->desc->partition, q->partitions[i]);
-    }
-    if (ok && q->n_states) {
-        ok = 0;
-        for (size_t i = 0; !ok && i < q->n_states; i++)
-            ok = r->state == q->states[i];
-    } else if (ok && !q->all_states) {
-        ok = !jobstate_is_finished(r->state);
-    }
-    if (ok && q->n_names) {
-        ok = 0;
-        for (size_t i = 0; !ok && i < q->n_names; i++)
-            ok = r->desc->name && !strcmp(r->desc->name, q->names[i]);
-    }
-    return ok;
+    struct job_filter f = {.uids = q->user_ids, .nuids = q->n_user_ids,
+                           .partitions = q->partitions, .npartitions = q->n_partitions,
+                           .states = q->states, .nstates = q->n_states,
+                           .all_states = q->all_states, .names = q->names, .nnames = q->n_names};
+    return f;
 }
 
 /* Jobs by the ids given (each as SPEC 1.2 says), then filtered. */
 static int select_by_ids(struct ctld *c, const Tessera__JobQueryRequest *q, struct selection *s)
 {
+    struct job_filter f = query_filter(q);
     size_t resolved = 0;
     for (size_t i = 0; i < q->n_job_ids; i++) {
         struct job *found[128];
@@ -197,7 +181,7 @@ static int select_by_ids(struct ctld *c, const Tessera__JobQueryRequest *q, stru
             return -n;
         resolved++;
         for (int k = 0; k < n; k++)
-            if (query_matches(q, found[k]) && select_add(s, found[k]))
+            if (job_filter_matches(&f, found[k]) && select_add(s, found[k]))
                 return TS_ENOMEM;
     }
     return resolved ? TS_OK : TS_EINVALID_JOB_ID;
@@ -209,10 +193,11 @@ void ctld_handle_job_query(struct rpc_request *req, const Tessera__Request *msg,
     const Tessera__JobQueryRequest *q = msg->job_query;
     struct selection s = {.seen = hashmap_create()};
     int err = s.seen ? TS_OK : TS_ENOMEM;
+    struct job_filter f = query_filter(q);
     if (!err && q->n_job_ids)
         err = select_by_ids(c, q, &s);
     for (struct job *j = c->jobs.head; !err && !q->n_job_ids && j; j = j->next)
-        if (query_matches(q, j))
+        if (job_filter_matches(&f, j))
             err = select_add(&s, j);
     if (err) {
         rpc_respond_error(req, err, NULL);
@@ -255,20 +240,23 @@ static int add_result(struct pending_reply *p, const char *id, int code)
 static int act_on_matches(struct ctld *c, const Tessera__JobActionRequest *req, uid_t uid,
                           struct pending_reply *p)
 {
+    struct job_filter f = {.uids = req->user_ids, .nuids = req->n_user_ids,
+                           .partitions = req->partitions, .npartitions = req->n_partitions,
+                           .states = req->states, .nstates = req->n_states,
+                           .names = req->names, .nnames = req->n_names};
     /* users who name no user mean their own jobs, as scancel -p/-t/-n do in Slurm */
-    Tessera__JobActionRequest own = *req;
     uint32_t self = (uint32_t)uid;
     if (!job_is_admin(c, uid) && req->n_user_ids == 0) {
-        own.user_ids = &self;
-        own.n_user_ids = 1;
+        f.uids = &self;
+        f.nuids = 1;
     }
-    const Tessera__JobActionRequest *a = &own;
+    const Tessera__JobActionRequest *a = req;
     for (struct job *j = c->jobs.head; j; j = j->next) {
         if (j->leader != j)
             continue; /* visit units through their leaders */
         size_t n = job_ncomponents(j), matched = 0;
         for (size_t i = 0; i < n; i++)
-            matched += job_action_matches(c, job_component(j, i), a);
+            matched += job_filter_matches(&f, job_component(j, i));
         char id[32];
         if (matched == n) {
             snprintf(id, sizeof(id), "%u", j->rec->job_id);
@@ -278,7 +266,7 @@ static int act_on_matches(struct ctld *c, const Tessera__JobActionRequest *req, 
         }
         for (size_t i = 0; matched && i < n; i++) {
             struct job *comp = job_component(j, i);
-            if (!job_action_matches(c, comp, a))
+            if (!job_filter_matches(&f, comp))
                 continue;
             jobstate_display_id(comp->rec, id, sizeof(id));
             if (add_result(p, id, job_action_by_id(c, a->action, id, uid, a->signal)))
@@ -350,16 +338,6 @@ void ctld_handle_job_update(struct rpc_request *req, const Tessera__Request *msg
 /* ------------------------------------------------------------------------------------ */
 /* partitions */
 
-static const char *part_state_name(enum conf_part_state s)
-{
-    switch (s) {
-    case CONF_PART_UP: return "UP";
-    case CONF_PART_DOWN: return "DOWN";
-    case CONF_PART_DRAIN: return "DRAIN";
-    default: return "INACTIVE";
-    }
-}
-
 static int wanted(const Tessera__PartitionQueryRequest *q, const char *name)
 {
     if (q->n_names == 0)
@@ -395,7 +373,7 @@ void ctld_handle_partition_query(struct rpc_request *req, const Tessera__Request
         pi->max_nodes = pt->max_nodes;
         pi->min_nodes = pt->min_nodes;
         pi->priority_tier = pt->priority_tier;
-        pi->state = (char *)part_state_name(pt->state);
+        pi->state = (char *)conf_partition_state_name(pt->state);
         ptrs[n++] = pi;
     }
     if (!infos || !ptrs) {

@@ -172,6 +172,8 @@ static void test_partitions(void **state)
     assert_int_equal(p->max_time, 86400); /* from the DEFAULT line */
     assert_int_equal(p->default_time, CONF_UNLIMITED);
     assert_int_equal(p->state, CONF_PART_DRAIN);
+    assert_string_equal(conf_partition_state_name(p->state), "DRAIN");
+    assert_string_equal(conf_partition_state_name(CONF_PART_INACTIVE), "INACTIVE");
     assert_int_equal(p->max_nodes, 2);
     assert_int_equal(p->priority_tier, 5);
     assert_int_equal(p->nnodes, 3); /* sorted: n1, n3, n4 */
