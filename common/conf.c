@@ -181,7 +181,9 @@ struct directive {
 static int check_auth_type(struct parse *p, const char *v);
 static int check_auth_info(struct parse *p, const char *v);
 static int check_slurm_user(struct parse *p, const char *v);
+static int check_noded_user(struct parse *p, const char *v);
 static int check_scheduler_type(struct parse *p, const char *v);
+static int check_select_type(struct parse *p, const char *v);
 static int check_scheduler_parameters(struct parse *p, const char *v);
 
 #define OFF(field) offsetof(struct conf, field)
@@ -203,13 +205,17 @@ static const struct directive directives[] = {
     {"MinJobAge", DT_SECONDS, OFF(min_job_age), 0, 31536000, "300", NULL},
     {"NodedDebug", DT_LOGLEVEL, OFF(noded_debug), 0, 0, "info", NULL},
     {"NodedLogFile", DT_PATH, OFF(noded_log_file), 0, 0, NULL, NULL},
+    {"NodedPidFile", DT_PATH, OFF(noded_pid_file), 0, 0, NULL, NULL},
     {"NodedPort", DT_PORT, OFF(noded_port), 1, 65535, "6918", NULL},
     {"NodedTimeout", DT_SECONDS, OFF(noded_timeout), 1, 86400, "300", NULL},
+    {"NodedUser", DT_STRING, OFF(noded_user), 0, 0, "root", check_noded_user},
     {"PluginDir", DT_PATH, OFF(plugin_dir), 0, 0, TESSERA_PLUGIN_DIR, NULL},
     {"SchedulerParameters", DT_STRING, OFF(scheduler_parameters), 0, 0, NULL,
      check_scheduler_parameters},
-    {"SchedulerType", DT_STRING, OFF(scheduler_type), 0, 0, "sched/backfill",
+    /* sched/builtin until sched/backfill exists (SPEC 6 names backfill the default) */
+    {"SchedulerType", DT_STRING, OFF(scheduler_type), 0, 0, "sched/builtin",
      check_scheduler_type},
+    {"SelectType", DT_STRING, OFF(select_type), 0, 0, "select/consumable", check_select_type},
     {"SlurmUser", DT_STRING, OFF(slurm_user), 0, 0, "root", check_slurm_user},
     {"SpoolDir", DT_PATH, OFF(spool_dir), 0, 0, "/var/spool/tessera", NULL},
     {"StateSaveLocation", DT_PATH, OFF(state_save_location), 0, 0, "/var/lib/tessera", NULL},
@@ -300,25 +306,43 @@ static int check_auth_info(struct parse *p, const char *v)
     return err;
 }
 
-static int check_slurm_user(struct parse *p, const char *v)
+/* A user by name or uid. */
+static int resolve_user(struct parse *p, const char *key, const char *v, uid_t *out)
 {
     uint32_t uid;
     if (parse_u32(v, 0, UINT32_MAX - 1, &uid) == TS_OK) {
-        p->conf->slurm_user_uid = uid;
+        *out = uid;
         return TS_OK;
     }
     struct passwd pw, *res = NULL;
     char buf[4096];
     if (getpwnam_r(v, &pw, buf, sizeof(buf), &res) != 0 || !res)
-        return fail(p, "SlurmUser '%s': no such user", v);
-    p->conf->slurm_user_uid = res->pw_uid;
+        return fail(p, "%s '%s': no such user", key, v);
+    *out = res->pw_uid;
     return TS_OK;
+}
+
+static int check_slurm_user(struct parse *p, const char *v)
+{
+    return resolve_user(p, "SlurmUser", v, &p->conf->slurm_user_uid);
+}
+
+static int check_noded_user(struct parse *p, const char *v)
+{
+    return resolve_user(p, "NodedUser", v, &p->conf->noded_user_uid);
 }
 
 static int check_scheduler_type(struct parse *p, const char *v)
 {
     if (strncmp(v, "sched/", 6) != 0 || !valid_name(v + 6))
         return fail(p, "SchedulerType must be sched/NAME, not '%s'", v);
+    return TS_OK;
+}
+
+static int check_select_type(struct parse *p, const char *v)
+{
+    if (strncmp(v, "select/", 7) != 0 || !valid_name(v + 7))
+        return fail(p, "SelectType must be select/NAME, not '%s'", v);
     return TS_OK;
 }
 

@@ -70,6 +70,9 @@ struct conf {
     uint32_t cred_ttl;       /* from AuthInfo ttl=...; 0: MUNGE's default */
     char *slurm_user;
     uid_t slurm_user_uid;
+    char *noded_user;        /* the user node daemons run as (credentials to them) */
+    uid_t noded_user_uid;
+    char *select_type;
     char *scheduler_type;
     char *scheduler_parameters;
     struct conf_param *sched_params; /* SchedulerParameters, split */
@@ -86,6 +89,7 @@ struct conf {
     char *ctld_log_file;
     char *ctld_pid_file;
     char *noded_log_file;
+    char *noded_pid_file;
     char *ctld_debug;        /* log level names (log.h) */
     char *noded_debug;
 
