@@ -6,6 +6,7 @@
 #include "common/frame.h"
 #include "common/log.h"
 #include "common/loop.h"
+#include "common/outbuf.h"
 #include "common/wire.h"
 
 #include <arpa/inet.h>
@@ -45,8 +46,7 @@ struct conn {
     size_t rlen, roff;
     int leftover_posted;
 
-    uint8_t *obuf; /* output waiting for the socket */
-    size_t olen, ooff, ocap;
+    struct outbuf out; /* output waiting for the socket */
 
     struct wire_session session;
     Tessera__Envelope *first; /* the first frame, kept while its credential is decoded */
@@ -107,7 +107,7 @@ static void conn_unref(struct conn *c)
     if (c->first)
         tessera__envelope__free_unpacked(c->first, NULL);
     free(c->rbuf);
-    free(c->obuf);
+    outbuf_free(&c->out);
     free(c);
     if (--srv->conns_allocated == 0 && srv->destroyed)
         server_free(srv);
@@ -152,48 +152,15 @@ static void set_deadline(struct conn *c, unsigned ms)
 /* ------------------------------------------------------------------------------------ */
 /* output */
 
-static int output_append(struct conn *c, const uint8_t *data, size_t len)
-{
-    if (c->ooff > 0 && c->ooff == c->olen)
-        c->ooff = c->olen = 0;
-    if (c->olen + len > c->ocap) {
-        if (c->ooff > 0) { /* compact before growing */
-            memmove(c->obuf, c->obuf + c->ooff, c->olen - c->ooff);
-            c->olen -= c->ooff;
-            c->ooff = 0;
-        }
-        size_t cap = c->ocap ? c->ocap : 4096;
-        while (cap < c->olen + len)
-            cap *= 2;
-        uint8_t *p = realloc(c->obuf, cap);
-        if (!p)
-            return TS_ENOMEM;
-        c->obuf = p;
-        c->ocap = cap;
-    }
-    memcpy(c->obuf + c->olen, data, len);
-    c->olen += len;
-    return TS_OK;
-}
-
 /* Write what the socket takes now; close on a hard error or once a refusal is out. */
 static void conn_flush(struct conn *c)
 {
-    while (c->ooff < c->olen) {
-        ssize_t n = send(c->fd, c->obuf + c->ooff, c->olen - c->ooff, MSG_NOSIGNAL);
-        if (n > 0) {
-            c->ooff += (size_t)n;
-            continue;
-        }
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK))
-            break;
+    if (outbuf_flush(&c->out, c->fd) != TS_OK) {
         log_debug("rpc: %s: write: %s", c->peer, strerror(errno));
         conn_close(c);
         return;
     }
-    if (c->ooff == c->olen && c->state == CONN_CLOSING) {
+    if (outbuf_pending(&c->out) == 0 && c->state == CONN_CLOSING) {
         conn_close(c);
         return;
     }
@@ -203,13 +170,7 @@ static void conn_flush(struct conn *c)
 /* Queue one frame carrying payload. */
 static int conn_send(struct conn *c, const uint8_t *payload, size_t len)
 {
-    uint8_t header[FRAME_HEADER_SIZE];
-    int err = frame_header_encode(header, len);
-    if (!err)
-        err = output_append(c, header, sizeof(header));
-    if (!err)
-        err = output_append(c, payload, len);
-    return err;
+    return outbuf_frame(&c->out, payload, len);
 }
 
 static int send_response(struct conn *c, const Tessera__Response *resp)
@@ -383,7 +344,7 @@ static int conn_paused(const struct conn *c)
 {
     if (c->state != CONN_HANDSHAKE && c->state != CONN_OPEN)
         return 1;
-    return c->inflight >= MAX_INFLIGHT || c->olen - c->ooff > OUTPUT_HIGH_WATER;
+    return c->inflight >= MAX_INFLIGHT || outbuf_pending(&c->out) > OUTPUT_HIGH_WATER;
 }
 
 static void conn_update_events(struct conn *c)
@@ -394,7 +355,7 @@ static void conn_update_events(struct conn *c)
     /* read only once the previous chunk is used up: rbuf holds one chunk at a time */
     if (!conn_paused(c) && c->roff == c->rlen)
         ev |= LOOP_READ;
-    if (c->ooff < c->olen)
+    if (outbuf_pending(&c->out))
         ev |= LOOP_WRITE;
     loop_fd_modify(c->srv->loop, c->fd, ev);
 }

@@ -1,0 +1,316 @@
+/* rpc_peer against a real RPC server (its own loop, on a thread) and a private munged:
+ * pipelined calls, out-of-order answers, refusals, timeouts, failures and reconnection. */
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/loop.h"
+#include "common/rpc_peer.h"
+#include "common/rpc_server.h"
+#include "harness.h"
+
+#include <pthread.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+static struct harness_munge munge;
+
+struct server {
+    struct loop *loop;
+    struct rpc_server *srv;
+    pthread_t thread;
+    uint16_t port;
+};
+
+static void handle_ping(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    Tessera__PingResponse ping = TESSERA__PING_RESPONSE__INIT;
+    ping.uid = (uint32_t)rpc_request_uid(req);
+    ping.cluster = (char *)"peer-test";
+    Tessera__Response resp = TESSERA__RESPONSE__INIT;
+    resp.msg_case = TESSERA__RESPONSE__MSG_PING;
+    resp.ping = &ping;
+    rpc_respond(req, &resp);
+}
+
+static void late_reply(struct loop *loop, struct loop_timer *t, void *arg)
+{
+    handle_ping(arg, NULL, NULL);
+}
+
+/* show_config: answered 200 ms later, so a ping sent after it is answered first */
+static void handle_slow(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    loop_timer_add(arg, 200, 0, late_reply, req);
+}
+
+/* schedule: never answered (the request is dropped when the server goes) */
+static struct rpc_request *held;
+static void handle_never(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    held = req;
+}
+
+static const struct rpc_handler handlers[] = {
+    {TESSERA__REQUEST__MSG_PING, "ping", handle_ping},
+    {TESSERA__REQUEST__MSG_SHOW_CONFIG, "slow", handle_slow},
+    {TESSERA__REQUEST__MSG_SCHEDULE, "never", handle_never},
+};
+
+static void *server_thread(void *arg)
+{
+    struct server *s = arg;
+    loop_run(s->loop);
+    return NULL;
+}
+
+static struct server *server_start(uint16_t port)
+{
+    struct server *s = calloc(1, sizeof(*s));
+    s->loop = loop_create();
+    struct rpc_server_config cfg = {.host = "127.0.0.1", .port = port,
+                                    .munge_socket = munge.socket, .uid = geteuid(),
+                                    .auth_threads = 1};
+    assert_int_equal(rpc_server_create(s->loop, &cfg, handlers, 3, s->loop, &s->srv), TS_OK);
+    s->port = rpc_server_port(s->srv);
+    assert_int_equal(pthread_create(&s->thread, NULL, server_thread, s), 0);
+    return s;
+}
+
+static void server_stop(struct server *s)
+{
+    loop_stop(s->loop);
+    pthread_join(s->thread, NULL);
+    rpc_server_destroy(s->srv);
+    if (held) { /* its connection is gone: the answer goes nowhere */
+        assert_int_equal(rpc_respond_error(held, TS_ESHUTDOWN, NULL), TS_ECLOSED);
+        held = NULL;
+    }
+    for (int i = 0; i < 5; i++)
+        loop_run_once(s->loop, 0);
+    loop_destroy(s->loop);
+    free(s);
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+struct outcome {
+    int done;
+    int err;
+    int kind;   /* Response.msg_case */
+    int order;  /* when it completed */
+};
+static int completions;
+
+static void record(void *arg, int err, const Tessera__Response *resp)
+{
+    struct outcome *o = arg;
+    o->done = 1;
+    o->err = err;
+    o->kind = resp ? (int)resp->msg_case : -1;
+    o->order = ++completions;
+}
+
+static void call(struct rpc_peer *p, Tessera__Request__MsgCase kind, struct outcome *o)
+{
+    static Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
+    static Tessera__ShowConfigRequest sc = TESSERA__SHOW_CONFIG_REQUEST__INIT;
+    static Tessera__ScheduleRequest sched = TESSERA__SCHEDULE_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = kind;
+    if (kind == TESSERA__REQUEST__MSG_PING)
+        req.ping = &ping;
+    else if (kind == TESSERA__REQUEST__MSG_SHOW_CONFIG)
+        req.show_config = &sc;
+    else
+        req.schedule = &sched;
+    memset(o, 0, sizeof(*o));
+    assert_int_equal(rpc_peer_call(p, &req, record, o), TS_OK);
+    assert_false(o->done); /* never from within the call */
+}
+
+static void run_until(struct loop *loop, const struct outcome *o, int ms)
+{
+    for (int i = 0; i < ms / 10 && !o->done; i++)
+        loop_run_once(loop, 10);
+    assert_true(o->done);
+}
+
+static struct rpc_peer *peer(struct loop *loop, uint16_t port, uid_t uid, unsigned timeout)
+{
+    struct rpc_peer_config cfg = {.host = "127.0.0.1", .port = port,
+                                  .munge_socket = munge.socket, .server_uid = uid,
+                                  .timeout_ms = timeout};
+    struct rpc_peer *p = NULL;
+    assert_int_equal(rpc_peer_create(loop, &cfg, &p), TS_OK);
+    return p;
+}
+
+static void test_pipelined_and_out_of_order(void **state)
+{
+    struct server *s = server_start(0);
+    struct loop *loop = loop_create();
+    struct rpc_peer *p = peer(loop, s->port, geteuid(), 5000);
+    struct outcome slow, a, b;
+    call(p, TESSERA__REQUEST__MSG_SHOW_CONFIG, &slow);
+    call(p, TESSERA__REQUEST__MSG_PING, &a);
+    call(p, TESSERA__REQUEST__MSG_PING, &b);
+    assert_int_equal(rpc_peer_pending(p), 3);
+    run_until(loop, &slow, 5000);
+    assert_int_equal(a.err, TS_OK);
+    assert_int_equal(a.kind, TESSERA__RESPONSE__MSG_PING);
+    assert_true(a.order < b.order && b.order < slow.order); /* matched by id, not order */
+    assert_int_equal(slow.kind, TESSERA__RESPONSE__MSG_PING);
+    assert_true(rpc_peer_is_up(p));
+    /* later calls reuse the connection */
+    struct outcome c;
+    call(p, TESSERA__REQUEST__MSG_PING, &c);
+    run_until(loop, &c, 2000);
+    assert_int_equal(c.err, TS_OK);
+    rpc_peer_destroy(p);
+    loop_destroy(loop);
+    server_stop(s);
+}
+
+static void test_nobody_listening_then_reconnect(void **state)
+{
+    uint16_t port = harness_free_port();
+    struct loop *loop = loop_create();
+    struct rpc_peer *p = peer(loop, port, geteuid(), 2000);
+    struct outcome a;
+    call(p, TESSERA__REQUEST__MSG_PING, &a);
+    run_until(loop, &a, 3000);
+    assert_int_equal(a.err, TS_ECONNECT);
+    assert_false(rpc_peer_is_up(p));
+    /* the daemon comes up: the next call connects */
+    struct server *s = server_start(port);
+    struct outcome b;
+    call(p, TESSERA__REQUEST__MSG_PING, &b);
+    run_until(loop, &b, 3000);
+    assert_int_equal(b.err, TS_OK);
+    rpc_peer_destroy(p);
+    loop_destroy(loop);
+    server_stop(s);
+}
+
+static void test_refused_for_another_uid(void **state)
+{
+    struct server *s = server_start(0);
+    struct loop *loop = loop_create();
+    struct rpc_peer *p = peer(loop, s->port, geteuid() + 77, 3000);
+    struct outcome a, b;
+    call(p, TESSERA__REQUEST__MSG_PING, &a);
+    call(p, TESSERA__REQUEST__MSG_PING, &b);
+    run_until(loop, &b, 3000);
+    assert_int_equal(a.err, TS_EAUTH_UNAUTHORIZED);
+    assert_int_equal(b.err, TS_EAUTH_UNAUTHORIZED);
+    rpc_peer_destroy(p);
+    loop_destroy(loop);
+    server_stop(s);
+}
+
+static void test_timeout(void **state)
+{
+    struct server *s = server_start(0);
+    struct loop *loop = loop_create();
+    struct rpc_peer *p = peer(loop, s->port, geteuid(), 300);
+    struct outcome a;
+    call(p, TESSERA__REQUEST__MSG_SCHEDULE, &a); /* never answered */
+    run_until(loop, &a, 3000);
+    assert_int_equal(a.err, TS_ETIMEDOUT);
+    /* the connection was dropped; a new one serves the next call */
+    struct outcome b;
+    call(p, TESSERA__REQUEST__MSG_PING, &b);
+    run_until(loop, &b, 3000);
+    assert_int_equal(b.err, TS_OK);
+    rpc_peer_destroy(p);
+    loop_destroy(loop);
+    server_stop(s);
+}
+
+static void test_server_goes_away(void **state)
+{
+    struct server *s = server_start(0);
+    struct loop *loop = loop_create();
+    struct rpc_peer *p = peer(loop, s->port, geteuid(), 5000);
+    struct outcome a;
+    call(p, TESSERA__REQUEST__MSG_PING, &a);
+    run_until(loop, &a, 3000);
+    struct outcome b;
+    call(p, TESSERA__REQUEST__MSG_SCHEDULE, &b); /* held by the server */
+    for (int i = 0; i < 20; i++)
+        loop_run_once(loop, 10);
+    server_stop(s); /* closes the connection with the request unanswered */
+    run_until(loop, &b, 3000);
+    assert_int_equal(b.err, TS_ECLOSED);
+    assert_false(rpc_peer_is_up(p));
+    rpc_peer_destroy(p);
+    loop_destroy(loop);
+}
+
+static struct rpc_peer *self_destruct;
+static void destroy_in_callback(void *arg, int err, const Tessera__Response *resp)
+{
+    record(arg, err, resp);
+    rpc_peer_destroy(self_destruct);
+}
+
+static void test_destroy(void **state)
+{
+    struct server *s = server_start(0);
+    struct loop *loop = loop_create();
+    /* waiting calls get TS_ESHUTDOWN */
+    struct rpc_peer *p = peer(loop, s->port, geteuid(), 5000);
+    struct outcome a;
+    call(p, TESSERA__REQUEST__MSG_PING, &a);
+    rpc_peer_destroy(p);
+    assert_true(a.done);
+    assert_int_equal(a.err, TS_ESHUTDOWN);
+    /* a callback may destroy its own peer, with more calls waiting */
+    self_destruct = peer(loop, s->port, geteuid(), 5000);
+    struct outcome b, c;
+    Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_PING;
+    req.ping = &ping;
+    memset(&b, 0, sizeof(b));
+    assert_int_equal(rpc_peer_call(self_destruct, &req, destroy_in_callback, &b), TS_OK);
+    call(self_destruct, TESSERA__REQUEST__MSG_PING, &c);
+    run_until(loop, &b, 3000);
+    assert_true(c.done);
+    assert_int_equal(c.err, TS_ESHUTDOWN);
+    for (int i = 0; i < 5; i++)
+        loop_run_once(loop, 0);
+    loop_destroy(loop);
+    server_stop(s);
+}
+
+static int group_setup(void **state)
+{
+    log_open("test_rpc_peer", LOG_LVL_QUIET, NULL);
+    return harness_munge_start(&munge);
+}
+
+static int group_teardown(void **state)
+{
+    harness_munge_stop(&munge);
+    return 0;
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_pipelined_and_out_of_order),
+        cmocka_unit_test(test_nobody_listening_then_reconnect),
+        cmocka_unit_test(test_refused_for_another_uid),
+        cmocka_unit_test(test_timeout),
+        cmocka_unit_test(test_server_goes_away),
+        cmocka_unit_test(test_destroy),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
