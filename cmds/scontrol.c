@@ -6,6 +6,7 @@
 #include "common/errors.h"
 #include "common/hostlist.h"
 #include "common/jobfmt.h"
+#include "common/nodefmt.h"
 #include "common/jobopt.h"
 #include "cmds/scontrol_update.h"
 #include "common/timefmt.h"
@@ -287,8 +288,13 @@ static int job_action(struct scontrol *s, int argc, char **argv, Tessera__JobAct
     return rc;
 }
 
+static int update_nodes(struct scontrol *s, int argc, char **argv);
+
 static int cmd_update(struct scontrol *s, int argc, char **argv)
 {
+    for (int i = 1; i < argc; i++)
+        if (!strncasecmp(argv[i], "NodeName=", 9))
+            return update_nodes(s, argc, argv);
     Tessera__JobUpdateRequest u;
     char msg[512];
     int rc = 1;
@@ -345,6 +351,144 @@ ACTION(cmd_suspend, JOB_ACTION_SUSPEND)
 ACTION(cmd_resume, JOB_ACTION_RESUME)
 #undef ACTION
 
+
+static int show_nodes(struct scontrol *s, const char *names)
+{
+    if (need_conf(s))
+        return 1;
+    Tessera__NodeQueryRequest q = TESSERA__NODE_QUERY_REQUEST__INIT;
+    char *list[1] = {(char *)names};
+    if (names) {
+        q.names = list;
+        q.n_names = 1;
+    }
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_NODE_QUERY;
+    req.node_query = &q;
+    Tessera__Response *resp = NULL;
+    int err = ctl_call(&s->ctl, &req, &resp);
+    if (!err && resp->error && resp->error->code == TS_EINVALID_NODE_NAME) {
+        printf("Node %s not found\n", names);
+        tessera__response__free_unpacked(resp, NULL);
+        return 1;
+    }
+    if (resp)
+        tessera__response__free_unpacked(resp, NULL);
+    resp = NULL;
+    if (err == TS_ECONNECT) {
+        fprintf(stderr, "slurm_load_node error: Unable to contact slurm controller (connect "
+                        "failure)\n");
+        return 1;
+    }
+    if (!(resp = call(s, &req, "slurm_load_node")))
+        return 1;
+    const Tessera__NodeQueryResponse *nq = resp->node_query;
+    if (nq->n_nodes == 0)
+        printf("No nodes in the system\n");
+    for (size_t i = 0; i < nq->n_nodes; i++) {
+        char *text = nodefmt_show_node_port(nq->nodes[i], (time_t)nq->now, s->oneliner,
+                                            s->ctl.conf->noded_port);
+        if (text)
+            fputs(text, stdout);
+        free(text);
+    }
+    tessera__response__free_unpacked(resp, NULL);
+    return 0;
+}
+
+/* "scontrol show sched": sdiag's main-scheduler section, and cycles by trigger. */
+static int show_sched(struct scontrol *s)
+{
+    if (need_conf(s))
+        return 1;
+    Tessera__SchedStatsRequest st = TESSERA__SCHED_STATS_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_SCHED_STATS;
+    req.sched_stats = &st;
+    Tessera__Response *resp = call(s, &req, "slurm_get_statistics");
+    if (!resp)
+        return 1;
+    const Tessera__SchedStatsResponse *r = resp->sched_stats;
+    char when[64];
+    timefmt_format_timestamp((time_t)r->last_cycle_time, when, sizeof(when));
+    printf("Scheduler: %s\n", r->scheduler);
+    printf("Main schedule statistics (microseconds):\n");
+    printf("\tLast cycle:   %llu\n", (unsigned long long)r->last_cycle_usecs);
+    printf("\tMax cycle:    %llu\n", (unsigned long long)r->max_cycle_usecs);
+    printf("\tTotal cycles: %llu\n", (unsigned long long)r->cycles);
+    printf("\tLast cycle at: %s\n", r->last_cycle_time ? when : "Unknown");
+    printf("\tJobs started: %llu\n", (unsigned long long)r->jobs_started);
+    printf("\tLast queue length: %llu\n", (unsigned long long)r->last_queue_length);
+    printf("Cycles by trigger:\n");
+    for (size_t i = 0; i < r->n_triggers; i++)
+        printf("\t%-6s %llu\n", r->triggers[i]->name, (unsigned long long)r->triggers[i]->cycles);
+    tessera__response__free_unpacked(resp, NULL);
+    return 0;
+}
+
+/* reconfigure and schedule: a request and its success or failure. */
+static int simple_request(struct scontrol *s, Tessera__Request *req, const char *what)
+{
+    if (need_conf(s))
+        return 1;
+    Tessera__Response *resp = call(s, req, what);
+    if (!resp)
+        return 1;
+    tessera__response__free_unpacked(resp, NULL);
+    return 0;
+}
+
+static int cmd_reconfigure(struct scontrol *s, int argc, char **argv)
+{
+    Tessera__ReconfigureRequest r = TESSERA__RECONFIGURE_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_RECONFIGURE;
+    req.reconfigure = &r;
+    return simple_request(s, &req, "slurm_reconfigure");
+}
+
+static int cmd_schedule(struct scontrol *s, int argc, char **argv)
+{
+    Tessera__ScheduleRequest r = TESSERA__SCHEDULE_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_SCHEDULE;
+    req.schedule = &r;
+    return simple_request(s, &req, "slurm_schedule");
+}
+
+/* scontrol update nodename=LIST state=drain|resume|down|undrain|idle reason=TEXT */
+static int update_nodes(struct scontrol *s, int argc, char **argv)
+{
+    Tessera__NodeUpdateRequest u = TESSERA__NODE_UPDATE_REQUEST__INIT;
+    u.names = NULL;
+    for (int i = 1; i < argc; i++) {
+        char *eq = strchr(argv[i], '=');
+        if (!eq) {
+            fprintf(stderr, "Update of this parameter is not supported: %s\nRequest aborted\n",
+                    argv[i]);
+            return 1;
+        }
+        const char *v = eq + 1;
+        if (!strncasecmp(argv[i], "NodeName=", 9))
+            u.names = (char *)v;
+        else if (!strncasecmp(argv[i], "State=", 6))
+            u.state = (char *)v;
+        else if (!strncasecmp(argv[i], "Reason=", 7))
+            u.reason = (char *)v;
+        else {
+            fprintf(stderr, "Update of this parameter is not supported: %s\nRequest aborted\n",
+                    argv[i]);
+            return 1;
+        }
+    }
+    if (need_conf(s))
+        return 1;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_NODE_UPDATE;
+    req.node_update = &u;
+    return simple_request(s, &req, "slurm_update");
+}
+
 static int cmd_show(struct scontrol *s, int argc, char **argv)
 {
     const char *entity = argv[1];
@@ -360,6 +504,10 @@ static int cmd_show(struct scontrol *s, int argc, char **argv)
         return show_jobs(s, arg);
     if (!strcasecmp(entity, "partition") || !strcasecmp(entity, "partitions"))
         return show_partitions(s, arg);
+    if (!strcasecmp(entity, "node") || !strcasecmp(entity, "nodes"))
+        return show_nodes(s, arg);
+    if (!strcasecmp(entity, "sched") || !strcasecmp(entity, "scheduler"))
+        return show_sched(s);
     if (!strcasecmp(entity, "hostnames"))
         return show_hostnames(arg);
     if (!strcasecmp(entity, "hostlist") || !strcasecmp(entity, "hostlistsorted")) {
@@ -394,9 +542,11 @@ static const struct {
 } commands[] = {
     {"hold", 1, 255, cmd_hold},
     {"ping", 0, 0, cmd_ping},
+    {"reconfigure", 0, 0, cmd_reconfigure},
     {"release", 1, 255, cmd_release},
     {"requeue", 1, 255, cmd_requeue},
     {"resume", 1, 255, cmd_resume},
+    {"schedule", 0, 0, cmd_schedule},
     {"show", 1, 2, cmd_show},
     {"suspend", 1, 255, cmd_suspend},
     {"uhold", 1, 255, cmd_uhold},
@@ -463,6 +613,15 @@ static void usage(FILE *out)
             "    Valid <COMMAND> values are:\n"
             "     ping                      print status of the controller\n"
             "     show config               print the controller's configuration\n"
+            "     show job [ID]             jobs (\"93\" every component, \"93+1\" one)\n"
+            "     show node [NAMES]         nodes\n"
+            "     show partition [NAME]     partitions\n"
+            "     show sched                scheduler statistics\n"
+            "     update jobid=ID k=v...    change a pending job\n"
+            "     update nodename=N state=drain|resume|down|undrain reason=TEXT\n"
+            "     hold|uhold|release|requeue|suspend|resume JOBLIST\n"
+            "     reconfigure               re-read the configuration\n"
+            "     schedule                  run a scheduling cycle now\n"
             "     show hostnames [LIST]     print one host name per line\n"
             "     show hostlist LIST        print the ranged form of LIST\n"
             "     show hostlistsorted LIST  sorted, duplicates removed\n"

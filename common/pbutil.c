@@ -2,6 +2,7 @@
 
 #include <stdint.h>
 #include <stdlib.h>
+#include <string.h>
 
 void *pbutil_copy(const ProtobufCMessage *msg)
 {
@@ -13,4 +14,15 @@ void *pbutil_copy(const ProtobufCMessage *msg)
     ProtobufCMessage *copy = protobuf_c_message_unpack(msg->descriptor, NULL, len, buf);
     free(buf);
     return copy;
+}
+
+int pbutil_set_string(char **slot, const char *value)
+{
+    char *copy = strdup(value ? value : "");
+    if (!copy)
+        return -1;
+    if (*slot && *slot != protobuf_c_empty_string)
+        free(*slot);
+    *slot = copy;
+    return 0;
 }

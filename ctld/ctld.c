@@ -3,6 +3,9 @@
 
 #include "common/auth.h"
 #include "common/conf.h"
+#include "common/jobstate.h"
+#include "ctld/sched.h"
+#include "common/daemon.h"
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/loop.h"
@@ -21,6 +24,17 @@ static void on_terminate(struct loop *loop, int signo, void *arg)
 {
     log_info("terminating on signal %d", signo);
     loop_stop(loop);
+}
+
+/* Running jobs hold their nodes again after a restart (the daemons confirm them when they
+ * register, or the nodes time out). */
+static void hold_running(struct ctld *c)
+{
+    for (struct job *j = c->jobs.head; j; j = j->next) {
+        Tessera__JobState st = j->rec->state;
+        if (st != TESSERA__JOB_STATE__JOB_PENDING && !jobstate_is_finished(st))
+            node_hold(c, j->rec);
+    }
 }
 
 static void housekeeping_tick(struct loop *loop, struct loop_timer *t, void *arg)
@@ -58,21 +72,6 @@ static int setup_logging(const struct conf *conf, const struct ctld_options *opt
     if (err)
         snprintf(errbuf, errlen, "cannot open CtldLogFile %s: %s", dest, ts_strerror(err));
     return err;
-}
-
-static int write_pid_file(const char *path, char *errbuf, size_t errlen)
-{
-    if (!path)
-        return TS_OK;
-    FILE *f = fopen(path, "we");
-    int ok = f && fprintf(f, "%ld\n", (long)getpid()) > 0;
-    if (f && fclose(f) != 0)
-        ok = 0;
-    if (!ok) {
-        snprintf(errbuf, errlen, "cannot write CtldPidFile %s: %s", path, strerror(errno));
-        return TS_ESYS;
-    }
-    return TS_OK;
 }
 
 static int start_server(struct ctld *c, uint16_t port, char *errbuf, size_t errlen)
@@ -142,16 +141,19 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
                  c->conf->state_save_location, ts_strerror(err));
         goto error;
     }
-    if ((err = ctld_state_load(c, errbuf, errlen)) || (err = job_table_load(c, errbuf, errlen)))
+    if ((err = ctld_state_load(c, errbuf, errlen)) || (err = job_table_load(c, errbuf, errlen)) ||
+        (err = node_table_build(c, errbuf, errlen)))
         goto error;
+    hold_running(c);
     job_housekeeping(c, time(NULL));
     if (!(c->housekeeping = loop_timer_add(c->loop, 1000, 1000, housekeeping_tick, c))) {
         err = TS_ENOMEM;
         goto error;
     }
-    if ((err = start_server(c, opts->port_override, errbuf, errlen)))
+    if ((err = start_server(c, opts->port_override, errbuf, errlen)) ||
+        (err = sched_init(c, errbuf, errlen)))
         goto error;
-    if ((err = write_pid_file(c->conf->ctld_pid_file, errbuf, errlen)))
+    if ((err = daemon_write_pid(c->conf->ctld_pid_file, errbuf, errlen)))
         goto error;
     log_info("%s controller %s listening on %s port %u", c->conf->cluster_name,
              TESSERA_VERSION, c->conf->ctld_host, rpc_server_port(c->server));
@@ -180,8 +182,13 @@ void ctld_destroy(struct ctld *c)
         return;
     /* Stop taking requests, then make everything queued durable before leaving. */
     rpc_server_destroy(c->server);
-    if (c->loop)
+    sched_fini(c);
+    node_table_free(&c->nodes); /* closes the lines to node daemons */
+    if (c->loop) {
         loop_timer_cancel(c->loop, c->housekeeping);
+        for (int i = 0; i < 3; i++) /* deliver what the auth threads posted */
+            loop_run_once(c->loop, 0);
+    }
     store_close(c->store);
     job_table_fini(&c->jobs);
     if (c->server && c->conf->ctld_pid_file)
@@ -197,6 +204,9 @@ static void warn_restart_needed(const struct conf *old, const struct conf *new)
 {
     if (old->ctld_port != new->ctld_port || strcmp(old->ctld_host, new->ctld_host))
         log_warn("reconfigure: CtldHost/CtldPort changes take effect at the next restart");
+    if (strcmp(old->scheduler_type, new->scheduler_type) ||
+        strcmp(old->select_type, new->select_type))
+        log_warn("reconfigure: SchedulerType/SelectType changes take effect at the next restart");
     if (strcmp(old->state_save_location, new->state_save_location))
         log_warn("reconfigure: StateSaveLocation changes take effect at the next restart");
     if ((old->munge_socket == NULL) != (new->munge_socket == NULL) ||
@@ -211,11 +221,18 @@ int ctld_reconfigure(struct ctld *c, char *errbuf, size_t errlen)
     if (err)
         return err;
     warn_restart_needed(c->conf, fresh);
+    struct conf *old = c->conf;
+    c->conf = fresh;
+    if ((err = node_table_rebuild(c, errbuf, errlen))) {
+        c->conf = old;
+        conf_free(fresh);
+        return err;
+    }
     enum log_level lvl;
     if (log_level_parse(fresh->ctld_debug, &lvl) == TS_OK)
         log_set_level(lvl);
-    conf_free(c->conf);
-    c->conf = fresh;
+    conf_free(old);
     log_info("reconfigured from %s", c->conf_path);
+    sched_trigger(c, SCHED_TRIGGER_NODE);
     return TS_OK;
 }

@@ -8,6 +8,7 @@
 
 #include "common/rpc_server.h"
 #include "ctld/job.h"
+#include "ctld/node.h"
 
 #include <stddef.h>
 #include <stdint.h>
@@ -16,6 +17,7 @@
 struct conf;
 struct loop;
 struct loop_timer;
+struct sched_state;
 struct store;
 struct rpc_server;
 
@@ -35,6 +37,8 @@ struct ctld {
     /* persistent state (ctld/state.c) */
     uint64_t next_job_id;
     struct job_table jobs;
+    struct node_table nodes;      /* ctld/node.h */
+    struct sched_state *sched;    /* ctld/sched.c */
 };
 
 struct ctld_options {

@@ -140,6 +140,37 @@ int job_dependency_state(const struct ctld *c, const struct job *j, time_t now);
  * finished jobs older than MinJobAge leave memory and the state. */
 void job_housekeeping(struct ctld *c, time_t now);
 
+/* --- running jobs (ctld/job_run.c) ------------------------------------------------- */
+
+struct node;
+struct select_alloc;
+
+/* The highest priority of the unit's components: its place in the queue. */
+uint32_t job_unit_priority(const struct job *leader);
+/* Pending, and waiting for nothing but the scheduler (reasons refreshed here). */
+int job_unit_eligible(struct ctld *c, struct job *leader, time_t now);
+/* Start every component on its placement (allocs[i] for component i); the batch script
+ * is launched once the start is durable. */
+int job_start_unit(struct ctld *c, struct job *leader, struct select_alloc *allocs);
+/* Every unfinished component ends in state; status (wait status) is the leader's. */
+void job_end_unit(struct ctld *c, struct job *leader, Tessera__JobState state, int status);
+/* Stop the unit's processes (SIGTERM, KillWait, SIGKILL); it ends in final when its
+ * batch script reports, or at once when none runs. final PENDING means requeue. */
+void job_terminate_unit(struct ctld *c, struct job *leader, Tessera__JobState final);
+/* One component of a running het job ends alone (its processes are signalled). */
+void job_end_component(struct ctld *c, struct job *j, Tessera__JobState state);
+void job_requeue_unit(struct ctld *c, struct job *leader);
+/* scancel --signal: the signal to every process of the unit. */
+void job_signal_unit(struct ctld *c, struct job *leader, int signo);
+void job_suspend_unit(struct ctld *c, struct job *leader, int resume);
+/* A node daemon reported the end of a batch script. */
+void job_batch_ended(struct ctld *c, const Tessera__JobCompleteRequest *msg);
+/* Units with a component on n end NODE_FAIL (or are requeued when they asked). */
+void job_node_failed(struct ctld *c, struct node *n);
+void job_node_failed_unit(struct ctld *c, struct job *leader);
+/* Components past their time limit are terminated (TIMEOUT). */
+void job_check_time_limits(struct ctld *c, time_t now);
+
 /* The default priority of a new component (FIFO by id, shifted by nice). */
 uint32_t job_default_priority(const Tessera__JobRecord *rec);
 

@@ -7,6 +7,8 @@
  */
 #include "ctld/ctld.h"
 #include "ctld/job.h"
+#include "ctld/node.h"
+#include "ctld/sched.h"
 
 #include "common/conf.h"
 #include "common/errors.h"
@@ -117,11 +119,12 @@ static int check_one(const struct action *a, const struct job *j)
         return err;
     int pending = r->state == TESSERA__JOB_STATE__JOB_PENDING;
     int finished = jobstate_is_finished(r->state);
+    int suspended = r->state == TESSERA__JOB_STATE__JOB_SUSPENDED;
     switch (a->kind) {
     case TESSERA__JOB_ACTION__JOB_ACTION_CANCEL:
-        return finished ? TS_EALREADY_DONE : pending ? TS_OK : TS_ENOTSUP;
+        return finished ? TS_EALREADY_DONE : TS_OK;
     case TESSERA__JOB_ACTION__JOB_ACTION_SIGNAL:
-        return finished ? TS_EALREADY_DONE : pending ? TS_ETRANSITION : TS_ENOTSUP;
+        return finished ? TS_EALREADY_DONE : pending ? TS_ETRANSITION : TS_OK;
     case TESSERA__JOB_ACTION__JOB_ACTION_HOLD:
     case TESSERA__JOB_ACTION__JOB_ACTION_UHOLD:
         if (a->kind == TESSERA__JOB_ACTION__JOB_ACTION_UHOLD && !a->admin)
@@ -132,17 +135,21 @@ static int check_one(const struct action *a, const struct job *j)
             return TS_EJOB_NOT_PENDING;
         return r->hold == 2 && !a->admin ? TS_EPERM : TS_OK;
     case TESSERA__JOB_ACTION__JOB_ACTION_REQUEUE:
-        return pending ? TS_EJOB_PENDING : finished ? TS_OK : TS_ENOTSUP;
+        if (pending)
+            return TS_EJOB_PENDING;
+        return r->end_pending && !finished ? TS_ETRANSITION : TS_OK;
     case TESSERA__JOB_ACTION__JOB_ACTION_SUSPEND:
         if (!a->admin)
             return TS_EPERM;
-        return pending ? TS_EJOB_PENDING : finished ? TS_EALREADY_DONE : TS_ENOTSUP;
+        return pending ? TS_EJOB_PENDING
+               : finished ? TS_EALREADY_DONE
+               : suspended ? TS_EJOB_SUSPENDED
+               : r->end_pending ? TS_ETRANSITION
+                                : TS_OK;
     case TESSERA__JOB_ACTION__JOB_ACTION_RESUME:
         if (!a->admin)
             return TS_EPERM;
-        return pending ? TS_EJOB_PENDING
-               : r->state != TESSERA__JOB_STATE__JOB_SUSPENDED ? TS_EJOB_NOT_SUSPENDED
-                                                                : TS_ENOTSUP;
+        return pending ? TS_EJOB_PENDING : !suspended ? TS_EJOB_NOT_SUSPENDED : TS_OK;
     default:
         return TS_EINVAL;
     }
@@ -153,8 +160,8 @@ static void release_priority(Tessera__JobRecord *r)
     r->priority = r->desc->has_priority ? r->desc->priority : job_default_priority(r);
 }
 
-/* Apply the checked action to one component. */
-static void apply_one(const struct action *a, struct job *j)
+/* Apply the checked action to one component of a pending job. */
+static void apply_pending(const struct action *a, struct job *j)
 {
     Tessera__JobRecord *r = j->rec;
     switch (a->kind) {
@@ -174,19 +181,44 @@ static void apply_one(const struct action *a, struct job *j)
     case TESSERA__JOB_ACTION__JOB_ACTION_RELEASE:
         r->hold = 0;
         release_priority(r);
-        break;
-    case TESSERA__JOB_ACTION__JOB_ACTION_REQUEUE:
-        r->state = TESSERA__JOB_STATE__JOB_PENDING;
-        r->restarts++;
-        r->start_time = r->end_time = 0;
-        r->eligible_time = 0;
-        r->exit_code = 0;
-        r->reason = JOB_REASON_NONE;
+        sched_trigger(a->c, SCHED_TRIGGER_NEW);
         break;
     default:
         break;
     }
     job_update_reason(a->c, j, a->now);
+    job_save(a->c, j);
+}
+
+/* Actions on jobs that run (or ran): they reach the node daemons. whole: the targets
+ * are every component of the job. */
+static void apply_started(const struct action *a, struct job **targets, int n, int whole)
+{
+    struct job *leader = targets[0]->leader;
+    switch (a->kind) {
+    case TESSERA__JOB_ACTION__JOB_ACTION_CANCEL:
+        if (whole)
+            job_terminate_unit(a->c, leader, TESSERA__JOB_STATE__JOB_CANCELLED);
+        else
+            for (int i = 0; i < n; i++)
+                job_end_component(a->c, targets[i], TESSERA__JOB_STATE__JOB_CANCELLED);
+        break;
+    case TESSERA__JOB_ACTION__JOB_ACTION_SIGNAL:
+        job_signal_unit(a->c, leader, (int)a->signal);
+        break;
+    case TESSERA__JOB_ACTION__JOB_ACTION_REQUEUE:
+        if (jobstate_is_finished(leader->rec->state))
+            job_requeue_unit(a->c, leader);
+        else
+            job_terminate_unit(a->c, leader, TESSERA__JOB_STATE__JOB_PENDING);
+        break;
+    case TESSERA__JOB_ACTION__JOB_ACTION_SUSPEND:
+    case TESSERA__JOB_ACTION__JOB_ACTION_RESUME:
+        job_suspend_unit(a->c, leader, a->kind == TESSERA__JOB_ACTION__JOB_ACTION_RESUME);
+        break;
+    default:
+        break;
+    }
 }
 
 /* Requeue, suspend and resume take a whole job by its leader (SPEC 1.3). Slurm's answers
@@ -225,17 +257,26 @@ static int act_on(const struct action *a, struct job **targets, int n, int whole
         (a->kind == TESSERA__JOB_ACTION__JOB_ACTION_CANCEL ||
          a->kind == TESSERA__JOB_ACTION__JOB_ACTION_SIGNAL))
         return TS_ENOT_WHOLE_HET_JOB;
+    /* cancelling or signalling a whole job passes over the components already finished
+     * (one cancelled alone earlier, say); only a job finished entirely is "done" */
+    int stopping = a->kind == TESSERA__JOB_ACTION__JOB_ACTION_CANCEL ||
+                   a->kind == TESSERA__JOB_ACTION__JOB_ACTION_SIGNAL;
+    int live = 0;
     for (int i = 0; i < n; i++) {
+        if (stopping && whole && n > 1 && jobstate_is_finished(targets[i]->rec->state))
+            continue;
         int err = check_one(a, targets[i]);
         if (err)
             return err;
+        live++;
     }
-    for (int i = 0; i < n; i++) {
-        apply_one(a, targets[i]);
-        int err = job_save(a->c, targets[i]);
-        if (err)
-            return err;
-    }
+    if (live == 0)
+        return TS_EALREADY_DONE;
+    if (targets[0]->leader->rec->state == TESSERA__JOB_STATE__JOB_PENDING)
+        for (int i = 0; i < n; i++)
+            apply_pending(a, targets[i]);
+    else
+        apply_started(a, targets, n, whole);
     return TS_OK;
 }
 
@@ -319,14 +360,18 @@ static void purge_unit(struct ctld *c, struct job *leader)
 
 void job_housekeeping(struct ctld *c, time_t now)
 {
+    node_check_timeouts(c, now);
+    job_check_time_limits(c, now);
     struct job *j = c->jobs.head;
     while (j) {
         struct job *next = j->next;
         if (j->rec->state == TESSERA__JOB_STATE__JOB_PENDING) {
             int64_t eligible = j->rec->eligible_time;
             job_update_reason(c, j, now);
-            if (eligible != j->rec->eligible_time)
+            if (eligible != j->rec->eligible_time) {
                 job_save(c, j);
+                sched_trigger(c, SCHED_TRIGGER_NEW); /* a begin time or dependency passed */
+            }
         } else if (j->leader == j && unit_expired(c, j, now)) {
             /* skip past the unit's other components before they are freed */
             while (next && next->leader == j)

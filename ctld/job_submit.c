@@ -4,6 +4,7 @@
  * stored in one batch: either all of them are accepted, or none. */
 #include "ctld/ctld.h"
 #include "ctld/job.h"
+#include "ctld/sched.h"
 
 #include "common/conf.h"
 #include "common/errors.h"
@@ -251,7 +252,8 @@ static Tessera__JobRecord *build_record(const Tessera__JobDesc *desc, const stru
     d.has_user_id = d.has_group_id = 1;
     d.user_id = (uint32_t)uid;
     d.group_id = (uint32_t)gid;
-    d.submit_host = (char *)host;
+    if (!d.submit_host || !*d.submit_host)
+        d.submit_host = (char *)host; /* the command says its host name; else its address */
     if (!d.partition)
         d.partition = s->part->name;
     if (n > 1 && !d.open_mode)
@@ -309,6 +311,7 @@ static int create_jobs(struct ctld *c, const Tessera__SubmitRequest *req,
     if (!err)
         err = ctld_state_save_next_job_id(c);
     *leader_id = first;
+    sched_trigger(c, SCHED_TRIGGER_NEW);
     return err;
 }
 

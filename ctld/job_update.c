@@ -5,6 +5,7 @@
  * every component passes are the copies put in place (SPEC 1.3). */
 #include "ctld/ctld.h"
 #include "ctld/job.h"
+#include "ctld/sched.h"
 
 #include "common/conf.h"
 #include "common/errors.h"
@@ -153,7 +154,9 @@ int job_update(struct ctld *c, const char *text, const Tessera__JobDesc *changes
         job_update_reason(c, targets[i], now);
         err = job_save(c, targets[i]);
     }
-    if (!err)
+    if (!err) {
         log_verbose("job %s updated by uid %u", text, (unsigned)uid);
+        sched_trigger(c, SCHED_TRIGGER_NEW);
+    }
     return err;
 }

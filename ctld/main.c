@@ -2,6 +2,7 @@
 #include "ctld/ctld.h"
 
 #include "common/conf.h"
+#include "common/daemon.h"
 #include "common/errors.h"
 #include "common/log.h"
 
@@ -24,60 +25,6 @@ static void usage(FILE *out)
                  "      --port PORT    listen on PORT instead of CtldPort\n"
                  "  -h, --help         this text\n"
                  "  -V, --version      print the version\n");
-}
-
-/* Go to the background, but let the parent learn whether start-up worked: it waits for
- * one status line on a pipe and exits with its verdict, so "tessera-ctld" on a terminal
- * still fails loudly on a bad configuration, a taken port or a missing MUNGE. Must run
- * before any thread exists. Returns the write end in the child. */
-static int daemonize(void)
-{
-    int p[2];
-    if (pipe2(p, O_CLOEXEC) != 0) {
-        perror("tessera-ctld: pipe");
-        exit(1);
-    }
-    pid_t pid = fork();
-    if (pid < 0) {
-        perror("tessera-ctld: fork");
-        exit(1);
-    }
-    if (pid > 0) {
-        close(p[1]);
-        char line[1024];
-        ssize_t n = read(p[0], line, sizeof(line) - 1);
-        if (n <= 0) {
-            fprintf(stderr, "tessera-ctld: error: the daemon died during start-up\n");
-            exit(1);
-        }
-        line[n] = '\0';
-        if (strcmp(line, "ok") == 0)
-            exit(0);
-        fprintf(stderr, "tessera-ctld: error: %s\n", line);
-        exit(1);
-    }
-    close(p[0]);
-    setsid();
-    if (fork() > 0) /* the session leader leaves: we can never regain a terminal */
-        _exit(0);
-    if (chdir("/") != 0) { /* cannot fail for "/" in practice; keep going regardless */
-    }
-    int null = open("/dev/null", O_RDWR);
-    if (null >= 0) {
-        dup2(null, 0);
-        dup2(null, 1);
-        close(null);
-    }
-    return p[1];
-}
-
-static void report(int fd, const char *msg)
-{
-    if (fd < 0)
-        return;
-    ssize_t n = write(fd, msg, strlen(msg));
-    (void)n;
-    close(fd);
 }
 
 int main(int argc, char **argv)
@@ -107,33 +54,20 @@ int main(int argc, char **argv)
 
     /* The daemon changes to "/": keep the file findable (and SIGHUP working). */
     char conf_abs[PATH_MAX];
-    const char *conf_path = conf_locate(opts.conf_path);
-    if (conf_path[0] != '/' && getcwd(conf_abs, sizeof(conf_abs)) &&
-        strlen(conf_abs) + 1 + strlen(conf_path) < sizeof(conf_abs)) {
-        strcat(conf_abs, "/");
-        strcat(conf_abs, conf_path);
-        opts.conf_path = conf_abs;
-    }
+    opts.conf_path = daemon_absolute_path(conf_locate(opts.conf_path), conf_abs, sizeof(conf_abs));
 
     log_open("tessera-ctld", LOG_LVL_INFO, NULL);
-    int status_fd = opts.foreground ? -1 : daemonize();
+    int status_fd = opts.foreground ? -1 : daemon_start("tessera-ctld");
     char err[1024];
     struct ctld *c = NULL;
     if (ctld_create(&opts, &c, err, sizeof(err)) != TS_OK) {
         if (status_fd >= 0)
-            report(status_fd, err);
+            daemon_report(status_fd, err);
         else
             fprintf(stderr, "tessera-ctld: error: %s\n", err);
         return 1;
     }
-    if (status_fd >= 0) {
-        report(status_fd, "ok");
-        int null = open("/dev/null", O_RDWR);
-        if (null >= 0) {
-            dup2(null, 2);
-            close(null);
-        }
-    }
+    daemon_report(status_fd, "ok");
     int code = ctld_run(c);
     ctld_destroy(c);
     log_info("stopped");

@@ -122,5 +122,13 @@ const struct rpc_handler ctld_rpc_handlers[] = {
     {TESSERA__REQUEST__MSG_JOB_ACTION, "job_action", ctld_handle_job_action},
     {TESSERA__REQUEST__MSG_JOB_UPDATE, "job_update", ctld_handle_job_update},
     {TESSERA__REQUEST__MSG_PARTITION_QUERY, "partition_query", ctld_handle_partition_query},
+    {TESSERA__REQUEST__MSG_NODE_REGISTER, "node_register", ctld_handle_node_register},
+    {TESSERA__REQUEST__MSG_NODE_HEARTBEAT, "node_heartbeat", ctld_handle_node_heartbeat},
+    {TESSERA__REQUEST__MSG_JOB_COMPLETE, "job_complete", ctld_handle_job_complete},
+    {TESSERA__REQUEST__MSG_NODE_QUERY, "node_query", ctld_handle_node_query},
+    {TESSERA__REQUEST__MSG_NODE_UPDATE, "node_update", ctld_handle_node_update},
+    {TESSERA__REQUEST__MSG_SCHED_STATS, "sched_stats", ctld_handle_sched_stats},
+    {TESSERA__REQUEST__MSG_RECONFIGURE, "reconfigure", ctld_handle_reconfigure},
+    {TESSERA__REQUEST__MSG_SCHEDULE, "schedule", ctld_handle_schedule},
 };
 const size_t ctld_rpc_nhandlers = sizeof(ctld_rpc_handlers) / sizeof(ctld_rpc_handlers[0]);

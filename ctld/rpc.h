@@ -12,4 +12,13 @@ void ctld_handle_job_update(struct rpc_request *req, const Tessera__Request *msg
 void ctld_handle_partition_query(struct rpc_request *req, const Tessera__Request *msg,
                                  void *arg);
 
+void ctld_handle_node_register(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+void ctld_handle_node_heartbeat(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+void ctld_handle_job_complete(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+void ctld_handle_node_query(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+void ctld_handle_node_update(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+void ctld_handle_sched_stats(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+void ctld_handle_reconfigure(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+void ctld_handle_schedule(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+
 #endif

@@ -3,7 +3,9 @@
 #include "common/errors.h"
 #include "common/rpc_client.h"
 
+#include <dirent.h>
 #include <signal.h>
+#include <sys/prctl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -21,9 +23,10 @@ int harness_cluster_write_conf(struct harness_cluster *c, const char *extra)
              "SpoolDir=%s/spool\n"
              "AuthInfo=socket=%s\n"
              "SlurmUser=%u\n"
+             "PluginDir=%s\n"
              "%s",
              c->ctld_port, c->state, c->dir, c->munge.socket, (unsigned)geteuid(),
-             extra ? extra : "");
+             TESSERA_LIB_DIR, extra ? extra : "");
     return harness_write_file(c->conf, text, 0644);
 }
 
@@ -39,6 +42,13 @@ int harness_cluster_init(struct harness_cluster *c, const char *extra)
     snprintf(c->ctld_log, sizeof(c->ctld_log), "%s/ctld.log", c->dir);
     snprintf(c->conf_env, sizeof(c->conf_env), "TESSERA_CONF=%s", c->conf);
     c->ctld_port = harness_free_port();
+    for (int i = 0; i < HARNESS_MAX_NODES; i++) {
+        snprintf(c->nodes[i].name, sizeof(c->nodes[i].name), "n%d", i + 1);
+        c->nodes[i].port = harness_free_port();
+        snprintf(c->nodes[i].log, sizeof(c->nodes[i].log), "%s/noded-n%d.log", c->dir, i + 1);
+    }
+    /* a job whose node daemon dies is re-parented to us, and killed at the end */
+    prctl(PR_SET_CHILD_SUBREAPER, 1);
     return harness_cluster_write_conf(c, extra);
 }
 
@@ -85,6 +95,8 @@ int harness_ctld_start(struct harness_cluster *c)
 
 int harness_ctld_stop(struct harness_cluster *c, int sig)
 {
+    if (c->ctld <= 0)
+        return -1; /* never signal pid 0: that is the test's own process group */
     int status = harness_stop(c->ctld, sig, 10000);
     c->ctld = 0;
     return status;
@@ -123,11 +135,123 @@ int harness_cmd_full(struct harness_cluster *c, uid_t uid, const char *const ext
                           30000);
 }
 
+const char *harness_node_lines(struct harness_cluster *c, int n, const char *attrs, char *buf,
+                               size_t len)
+{
+    size_t off = 0;
+    buf[0] = '\0';
+    for (int i = 0; i < n && i < HARNESS_MAX_NODES && off < len; i++)
+        off += (size_t)snprintf(buf + off, len - off, "NodeName=%s NodeAddr=127.0.0.1 Port=%u %s\n",
+                                c->nodes[i].name, c->nodes[i].port, attrs ? attrs : "");
+    return buf;
+}
+
+int harness_noded_start(struct harness_cluster *c, int i)
+{
+    struct harness_node *n = &c->nodes[i - 1];
+    char bin[512];
+    snprintf(bin, sizeof(bin), "%s/tessera-noded", TESSERA_BIN_DIR);
+    char *argv[] = {bin, "-D", "-f", c->conf, "-N", n->name, NULL};
+    n->pid = harness_spawn(argv, NULL, n->log);
+    return n->pid > 0 ? 0 : -1;
+}
+
+int harness_noded_stop(struct harness_cluster *c, int i, int sig)
+{
+    struct harness_node *n = &c->nodes[i - 1];
+    /* only the daemon: its jobs are in sessions of their own and must outlive it */
+    int status = -1;
+    if (n->pid > 0) {
+        kill(n->pid, sig);
+        status = harness_wait(n->pid, 10000);
+    }
+    n->pid = 0;
+    return status;
+}
+
+/* Nodes registered and responding, as the controller says. */
+static int nodes_up(struct harness_cluster *c)
+{
+    struct rpc_client_config cfg = {.host = "127.0.0.1", .port = c->ctld_port,
+                                    .munge_socket = c->munge.socket, .server_uid = geteuid(),
+                                    .timeout_ms = 2000};
+    struct rpc_client *cli = NULL;
+    if (rpc_client_connect(&cfg, &cli) != TS_OK)
+        return -1;
+    Tessera__NodeQueryRequest q = TESSERA__NODE_QUERY_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_NODE_QUERY;
+    req.node_query = &q;
+    Tessera__Response *resp = NULL;
+    int up = -1;
+    if (rpc_client_call(cli, &req, &resp) == TS_OK && !resp->error) {
+        up = 0;
+        for (size_t i = 0; i < resp->node_query->n_nodes; i++) {
+            const char *st = resp->node_query->nodes[i]->state;
+            if (strncmp(st, "UNKNOWN", 7) && strncmp(st, "DOWN", 4) && !strstr(st, "NOT_RESP"))
+                up++;
+        }
+    }
+    if (resp)
+        tessera__response__free_unpacked(resp, NULL);
+    rpc_client_close(cli);
+    return up;
+}
+
+int harness_wait_nodes(struct harness_cluster *c, int count, int timeout_ms)
+{
+    for (int waited = 0; waited < timeout_ms; waited += 50) {
+        if (nodes_up(c) >= count)
+            return 0;
+        usleep(50000);
+    }
+    return -1;
+}
+
+void harness_kill_leftovers(void)
+{
+    for (int round = 0; round < 20; round++) {
+        DIR *d = opendir("/proc");
+        int found = 0;
+        struct dirent *e;
+        while (d && (e = readdir(d))) {
+            int pid = atoi(e->d_name);
+            if (pid <= 1)
+                continue;
+            char path[64], buf[512];
+            snprintf(path, sizeof(path), "/proc/%d/stat", pid);
+            FILE *f = fopen(path, "re");
+            if (!f)
+                continue;
+            size_t n = fread(buf, 1, sizeof(buf) - 1, f);
+            fclose(f);
+            buf[n] = '\0';
+            char *p = strrchr(buf, ')');
+            int ppid = 0;
+            if (p && sscanf(p + 2, "%*c %d", &ppid) == 1 && ppid == getpid()) {
+                kill(pid, SIGKILL);
+                found++;
+            }
+        }
+        if (d)
+            closedir(d);
+        while (waitpid(-1, NULL, WNOHANG) > 0)
+            ;
+        if (!found)
+            return;
+        usleep(20000);
+    }
+}
+
 void harness_cluster_fini(struct harness_cluster *c)
 {
+    for (int i = 1; i <= HARNESS_MAX_NODES; i++)
+        if (c->nodes[i - 1].pid > 0)
+            harness_noded_stop(c, i, SIGKILL);
     if (c->ctld > 0)
         harness_ctld_stop(c, SIGKILL);
     harness_munge_stop(&c->munge);
+    harness_kill_leftovers();
     if (c->dir[0])
         harness_rmrf(c->dir);
     c->dir[0] = '\0';

@@ -10,6 +10,15 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#define HARNESS_MAX_NODES 8
+
+struct harness_node {
+    char name[32];
+    uint16_t port;   /* reserved at init: tests write it into their node lines */
+    pid_t pid;
+    char log[320];
+};
+
 struct harness_cluster {
     char dir[256];
     char conf[320];
@@ -19,6 +28,7 @@ struct harness_cluster {
     struct harness_munge munge;
     uint16_t ctld_port;
     pid_t ctld;
+    struct harness_node nodes[HARNESS_MAX_NODES]; /* n1, n2, ... */
 };
 
 /* Start munged and write tessera.conf: the basics (ClusterName=itest, CtldHost=127.0.0.1,
@@ -38,6 +48,20 @@ int harness_cmd(struct harness_cluster *c, const char *cmd, const char *const ar
 /* The same as user uid (its group id taken equal to uid, as nobody/nogroup 65534). */
 int harness_cmd_as(struct harness_cluster *c, uid_t uid, const char *cmd, const char *const args[],
                    char **out, char **err);
+/* "NodeName=n1 NodeAddr=127.0.0.1 Port=P1 <attrs>\n..." for nodes n1..nn, with the ports
+ * reserved at init, into buf. */
+const char *harness_node_lines(struct harness_cluster *c, int n, const char *attrs, char *buf,
+                               size_t len);
+/* Start tessera-noded -D for node n<i> (1-based). */
+int harness_noded_start(struct harness_cluster *c, int i);
+int harness_noded_stop(struct harness_cluster *c, int i, int sig);
+/* Wait (up to timeout_ms) until the controller shows `count` nodes registered and
+ * responding. */
+int harness_wait_nodes(struct harness_cluster *c, int count, int timeout_ms);
+/* Kill every process left under this test (jobs whose daemon is gone are re-parented to
+ * the test process, a child subreaper). */
+void harness_kill_leftovers(void);
+
 /* The same with extra environment entries ("K=V", NULL-terminated). */
 int harness_cmd_full(struct harness_cluster *c, uid_t uid, const char *const extra_env[],
                      const char *cmd, const char *const args[], char **out, char **err);

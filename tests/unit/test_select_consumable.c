@@ -34,7 +34,7 @@ static struct fixture F;
 
 static void cluster(size_t n, uint32_t cpus, uint64_t mem)
 {
-    static char names[MAXN][8];
+    static char names[MAXN][24];
     memset(&F, 0, sizeof(F));
     for (size_t i = 0; i < n; i++) {
         snprintf(names[i], sizeof(names[i]), "n%zu", i);

@@ -1,0 +1,576 @@
+/* Running jobs: start (allocate, persist, then launch the batch script), end (from the
+ * script's exit status, or from a cancel, a time limit, a failed node), terminate,
+ * requeue, suspend and resume. docs/job-states.md describes the transitions.
+ *
+ * Order matters for "never losing a job" (ARCHITECTURE principle 2): a start is stored
+ * before the launch leaves, so a controller killed in between restarts with the job
+ * RUNNING and learns from the node daemon whether its script runs.
+ */
+#include "ctld/ctld.h"
+#include "ctld/job.h"
+#include "ctld/node.h"
+#include "ctld/sched.h"
+
+#include "common/conf.h"
+#include "common/errors.h"
+#include "common/hostlist.h"
+#include "common/jobenv.h"
+#include "common/jobfmt.h"
+#include "common/jobstate.h"
+#include "common/log.h"
+#include "common/pbutil.h"
+#include "common/rpc_peer.h"
+#include "common/select.h"
+#include "common/store.h"
+
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+/* ------------------------------------------------------------------------------------ */
+/* who may start */
+
+uint32_t job_unit_priority(const struct job *leader)
+{
+    uint32_t p = 0;
+    for (size_t i = 0; i < job_ncomponents(leader); i++)
+        if (job_component(leader, i)->rec->priority > p)
+            p = job_component(leader, i)->rec->priority;
+    return p;
+}
+
+/* Pending, and waiting for nothing but the scheduler. */
+int job_unit_eligible(struct ctld *c, struct job *leader, time_t now)
+{
+    for (size_t i = 0; i < job_ncomponents(leader); i++) {
+        struct job *j = job_component(leader, i);
+        if (j->rec->state != TESSERA__JOB_STATE__JOB_PENDING)
+            return 0;
+        job_update_reason(c, j, now);
+        switch (j->rec->reason) {
+        case JOB_REASON_NONE:
+        case JOB_REASON_RESOURCES:
+        case JOB_REASON_PRIORITY:
+        case JOB_REASON_BAD_CONSTRAINTS:
+            break;
+        default:
+            return 0;
+        }
+    }
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* messages to node daemons */
+
+struct signal_call {
+    struct ctld *c;
+    char node[256];
+};
+
+static void signal_answered(void *arg, int err, const Tessera__Response *resp)
+{
+    struct signal_call *sc = arg;
+    if (err && err != TS_ESHUTDOWN)
+        log_warn("node %s: signal not delivered: %s", sc->node, ts_strerror(err));
+    free(sc);
+}
+
+/* Best effort: a node that does not answer is dealt with by its time-out. */
+static void signal_node(struct ctld *c, const char *name, uint32_t job_id, int signo,
+                        int terminate)
+{
+    struct node *n = node_find(c, name);
+    struct rpc_peer *peer = n && !n->down ? node_peer(c, n) : NULL;
+    struct signal_call *sc = peer ? calloc(1, sizeof(*sc)) : NULL;
+    if (!sc)
+        return;
+    sc->c = c;
+    snprintf(sc->node, sizeof(sc->node), "%s", name);
+    Tessera__JobSignalRequest sig = TESSERA__JOB_SIGNAL_REQUEST__INIT;
+    sig.job_id = job_id;
+    sig.signal = (uint32_t)signo;
+    sig.terminate = terminate;
+    sig.kill_wait = c->conf->kill_wait;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_JOB_SIGNAL;
+    req.job_signal = &sig;
+    if (rpc_peer_call(peer, &req, signal_answered, sc) != TS_OK)
+        free(sc);
+}
+
+/* Signal every node of the unit that may run its processes (the batch host, and the
+ * nodes of every component: steps run there). Each node once. */
+static void signal_unit(struct ctld *c, struct job *leader, int signo, int terminate)
+{
+    const char *sent[256];
+    size_t nsent = 0;
+    for (size_t i = 0; i < job_ncomponents(leader); i++) {
+        const Tessera__JobRecord *r = job_component(leader, i)->rec;
+        for (size_t k = 0; k < r->n_allocs; k++) {
+            const char *name = r->allocs[k]->node;
+            size_t s = 0;
+            while (s < nsent && strcmp(sent[s], name))
+                s++;
+            if (s < nsent)
+                continue;
+            if (nsent < 256)
+                sent[nsent++] = name;
+            signal_node(c, name, leader->rec->job_id, signo, terminate);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* the end */
+
+static void finish_component(struct ctld *c, struct job *j, Tessera__JobState state,
+                             int status, time_t now)
+{
+    Tessera__JobRecord *r = j->rec;
+    if (jobstate_is_finished(r->state))
+        return;
+    if (r->state != TESSERA__JOB_STATE__JOB_PENDING)
+        node_release(c, r);
+    r->state = state;
+    r->end_time = now;
+    r->exit_code = status;
+    r->end_pending = 0;
+    r->reason = state == TESSERA__JOB_STATE__JOB_NODE_FAIL   ? JOB_REASON_NODE_FAIL
+                : state == TESSERA__JOB_STATE__JOB_TIMEOUT   ? JOB_REASON_TIME_LIMIT
+                : state == TESSERA__JOB_STATE__JOB_FAILED    ? JOB_REASON_NON_ZERO_EXIT
+                                                              : JOB_REASON_NONE;
+    job_save(c, j);
+}
+
+void job_end_unit(struct ctld *c, struct job *leader, Tessera__JobState state, int status)
+{
+    time_t now = time(NULL);
+    for (size_t i = 0; i < job_ncomponents(leader); i++)
+        finish_component(c, job_component(leader, i), state, i == 0 ? status : 0, now);
+    log_info("job %u ended: %s (exit %d:%d)", leader->rec->job_id, jobstate_name(state),
+             WIFEXITED(status) ? WEXITSTATUS(status) : 0,
+             WIFSIGNALED(status) ? WTERMSIG(status) : 0);
+    sched_trigger(c, SCHED_TRIGGER_TERM);
+}
+
+void job_requeue_unit(struct ctld *c, struct job *leader)
+{
+    for (size_t i = 0; i < job_ncomponents(leader); i++) {
+        struct job *j = job_component(leader, i);
+        Tessera__JobRecord *r = j->rec;
+        if (r->state != TESSERA__JOB_STATE__JOB_PENDING && !jobstate_is_finished(r->state))
+            node_release(c, r);
+        r->state = TESSERA__JOB_STATE__JOB_PENDING;
+        r->restarts++;
+        r->start_time = r->end_time = r->eligible_time = r->suspend_time = 0;
+        r->pre_suspend_secs = 0;
+        r->exit_code = 0;
+        r->end_pending = 0;
+        r->reason = JOB_REASON_NONE;
+        r->alloc_nodes = r->alloc_cpus = 0;
+        r->alloc_mem_mb = 0;
+        pbutil_set_string(&r->nodes, "");
+        for (size_t k = 0; k < r->n_allocs; k++)
+            tessera__node_alloc__free_unpacked(r->allocs[k], NULL);
+        free(r->allocs);
+        r->allocs = NULL;
+        r->n_allocs = 0;
+        pbutil_set_string(&r->batch_host, "");
+        job_update_reason(c, j, time(NULL));
+        job_save(c, j);
+    }
+    log_info("job %u requeued", leader->rec->job_id);
+    sched_trigger(c, SCHED_TRIGGER_NEW);
+}
+
+/* The ending a terminate was for, once nothing of the unit runs any more. */
+static void settle(struct ctld *c, struct job *leader, int status)
+{
+    Tessera__JobState final = leader->rec->final_state;
+    if (final == TESSERA__JOB_STATE__JOB_PENDING)
+        job_requeue_unit(c, leader);
+    else
+        job_end_unit(c, leader, final, status);
+}
+
+void job_terminate_unit(struct ctld *c, struct job *leader, Tessera__JobState final)
+{
+    Tessera__JobRecord *lr = leader->rec;
+    if (lr->end_pending)
+        return; /* already ending: the first reason stands */
+    for (size_t i = 0; i < job_ncomponents(leader); i++) {
+        struct job *j = job_component(leader, i);
+        j->rec->end_pending = 1;
+        j->rec->final_state = final;
+        job_save(c, j);
+    }
+    signal_unit(c, leader, SIGTERM, 1);
+    /* Without a batch script nothing will report: the unit ends now. A batch script
+     * reports its end from its node (or the node's time-out ends the unit). */
+    struct node *host = lr->batch && lr->batch_host ? node_find(c, lr->batch_host) : NULL;
+    if (!host || host->down)
+        settle(c, leader, 0);
+}
+
+/* One component alone (SPEC 1.3: scancel 93+1 on a running job): its nodes stop its
+ * processes; the rest of the job goes on. */
+void job_end_component(struct ctld *c, struct job *j, Tessera__JobState state)
+{
+    /* The component's own processes (its steps) are known on its nodes by its own id; the
+     * batch script belongs to component 0 and is left alone. */
+    const Tessera__JobRecord *r = j->rec;
+    for (size_t k = 0; k < r->n_allocs; k++)
+        signal_node(c, r->allocs[k]->node, r->job_id, SIGTERM, 1);
+    finish_component(c, j, state, 0, time(NULL));
+    sched_trigger(c, SCHED_TRIGGER_TERM);
+}
+
+void job_batch_ended(struct ctld *c, const Tessera__JobCompleteRequest *msg)
+{
+    struct job *j = job_find(&c->jobs, msg->job_id);
+    if (!j || j->leader != j || jobstate_is_finished(j->rec->state) ||
+        j->rec->state == TESSERA__JOB_STATE__JOB_PENDING)
+        return; /* already settled (the node's report crossed a time-out, say) */
+    int status = msg->status < 0 ? 0 : msg->status;
+    if (j->rec->end_pending) {
+        settle(c, j, status);
+        return;
+    }
+    int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    job_end_unit(c, j, ok ? TESSERA__JOB_STATE__JOB_COMPLETED : TESSERA__JOB_STATE__JOB_FAILED,
+                 status);
+}
+
+/* A node of the unit failed: NODE_FAIL, or requeue when the job asked for it. The other
+ * nodes are told to stop what they run of it. */
+void job_node_failed_unit(struct ctld *c, struct job *leader)
+{
+    if (jobstate_is_finished(leader->rec->state))
+        return;
+    signal_unit(c, leader, SIGKILL, 1);
+    if (leader->rec->end_pending) {
+        settle(c, leader, 0);
+        return;
+    }
+    const Tessera__JobDesc *d = leader->rec->desc;
+    if (d->has_requeue && d->requeue)
+        job_requeue_unit(c, leader);
+    else
+        job_end_unit(c, leader, TESSERA__JOB_STATE__JOB_NODE_FAIL, 0);
+}
+
+static int unit_uses(const struct job *leader, const char *node)
+{
+    for (size_t i = 0; i < job_ncomponents(leader); i++) {
+        const Tessera__JobRecord *r = job_component(leader, i)->rec;
+        if (r->state == TESSERA__JOB_STATE__JOB_PENDING || jobstate_is_finished(r->state))
+            continue;
+        for (size_t k = 0; k < r->n_allocs; k++)
+            if (!strcmp(r->allocs[k]->node, node))
+                return 1;
+    }
+    return 0;
+}
+
+void job_node_failed(struct ctld *c, struct node *n)
+{
+    for (struct job *j = c->jobs.head; j;) {
+        struct job *next = j->next;
+        if (j->leader == j && unit_uses(j, n->name)) {
+            log_warn("job %u: node %s failed", j->rec->job_id, n->name);
+            job_node_failed_unit(c, j);
+        }
+        j = next;
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* time limits, suspend, resume */
+
+void job_check_time_limits(struct ctld *c, time_t now)
+{
+    for (struct job *j = c->jobs.head; j; j = j->next) {
+        Tessera__JobRecord *r = j->rec;
+        if (r->state != TESSERA__JOB_STATE__JOB_RUNNING || r->time_limit < 0 || r->end_pending)
+            continue;
+        if (jobfmt_time_used(r, now) < r->time_limit)
+            continue;
+        log_info("job %u: time limit exhausted", r->job_id);
+        /* each component keeps its own limit; the leader's is the whole job's */
+        if (j->leader == j)
+            job_terminate_unit(c, j, TESSERA__JOB_STATE__JOB_TIMEOUT);
+        else if (!j->leader->rec->end_pending)
+            job_end_component(c, j, TESSERA__JOB_STATE__JOB_TIMEOUT);
+    }
+}
+
+void job_suspend_unit(struct ctld *c, struct job *leader, int resume)
+{
+    time_t now = time(NULL);
+    signal_unit(c, leader, resume ? SIGCONT : SIGSTOP, 0);
+    for (size_t i = 0; i < job_ncomponents(leader); i++) {
+        struct job *j = job_component(leader, i);
+        Tessera__JobRecord *r = j->rec;
+        if (resume && r->state == TESSERA__JOB_STATE__JOB_SUSPENDED) {
+            r->state = TESSERA__JOB_STATE__JOB_RUNNING;
+            r->suspend_time = now; /* counting resumes from here (jobfmt_time_used) */
+        } else if (!resume && r->state == TESSERA__JOB_STATE__JOB_RUNNING) {
+            r->pre_suspend_secs = jobfmt_time_used(r, now);
+            r->state = TESSERA__JOB_STATE__JOB_SUSPENDED;
+            r->suspend_time = now;
+        }
+        job_save(c, j);
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* the start */
+
+static int record_allocation(struct ctld *c, Tessera__JobRecord *r, const struct select_alloc *a,
+                             time_t now)
+{
+    r->allocs = calloc(a->nnodes ? a->nnodes : 1, sizeof(*r->allocs));
+    if (!r->allocs)
+        return TS_ENOMEM;
+    r->alloc_nodes = r->alloc_cpus = 0;
+    r->alloc_mem_mb = 0;
+    for (size_t i = 0; i < a->nnodes; i++) {
+        Tessera__NodeAlloc *na = calloc(1, sizeof(*na));
+        if (!na)
+            return TS_ENOMEM;
+        tessera__node_alloc__init(na);
+        na->node = strdup(c->nodes.nodes[a->nodes[i].node].name);
+        na->cpus = a->nodes[i].cpus;
+        na->mem_mb = a->nodes[i].mem_mb;
+        na->tasks = a->nodes[i].tasks;
+        r->allocs[r->n_allocs++] = na;
+        if (!na->node)
+            return TS_ENOMEM;
+        r->alloc_nodes++;
+        r->alloc_cpus += na->cpus;
+        r->alloc_mem_mb += na->mem_mb;
+    }
+    /* the nodes as a host list, for display (NodeList=, %N) */
+    struct hostlist *hl = hostlist_create();
+    for (size_t i = 0; hl && i < r->n_allocs; i++)
+        if (hostlist_push(hl, r->allocs[i]->node) != TS_OK)
+            break;
+    char *list = hl ? hostlist_compress(hl) : NULL;
+    hostlist_destroy(hl);
+    int err = !list || pbutil_set_string(&r->nodes, list) ? TS_ENOMEM : TS_OK;
+    free(list);
+    if (err)
+        return err;
+    r->state = TESSERA__JOB_STATE__JOB_RUNNING;
+    r->start_time = now;
+    r->suspend_time = 0;
+    r->pre_suspend_secs = 0;
+    r->end_pending = 0;
+    r->reason = JOB_REASON_NONE;
+    if (!r->eligible_time)
+        r->eligible_time = now;
+    return TS_OK;
+}
+
+/* A launch on its way: to the commit, then to the node. */
+struct launch_call {
+    struct ctld *c;
+    uint32_t job_id;
+};
+
+static void launch_after_commit(void *arg, int err);
+
+int job_start_unit(struct ctld *c, struct job *leader, struct select_alloc *allocs)
+{
+    time_t now = time(NULL);
+    int err = TS_OK;
+    for (size_t i = 0; i < job_ncomponents(leader) && !err; i++) {
+        Tessera__JobRecord *r = job_component(leader, i)->rec;
+        err = record_allocation(c, r, &allocs[i], now);
+        if (!err)
+            node_hold(c, r);
+    }
+    Tessera__JobRecord *lr = leader->rec;
+    if (pbutil_set_string(&lr->batch_host, lr->n_allocs ? lr->allocs[0]->node : ""))
+        err = TS_ENOMEM;
+    for (size_t i = 0; i < job_ncomponents(leader) && !err; i++)
+        err = job_save(c, job_component(leader, i));
+    if (err) {
+        log_error("job %u: cannot start: %s", lr->job_id, ts_strerror(err));
+        job_end_unit(c, leader, TESSERA__JOB_STATE__JOB_FAILED, 0);
+        return err;
+    }
+    log_info("job %u started on %s%s", lr->job_id, lr->batch_host,
+             job_ncomponents(leader) > 1 ? " (and the other components' nodes)" : "");
+    /* the start is on disk before the launch leaves */
+    struct launch_call *lc = calloc(1, sizeof(*lc));
+    if (lc) {
+        lc->c = c;
+        lc->job_id = lr->job_id;
+    }
+    if (!lc || store_after_commit(c->store, launch_after_commit, lc) != TS_OK) {
+        free(lc);
+        log_error("job %u: cannot launch: %s", lr->job_id, ts_strerror(TS_ENOMEM));
+        job_requeue_unit(c, leader);
+        return TS_ENOMEM;
+    }
+    return TS_OK;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* the launch */
+
+static void launch_answered(void *arg, int err, const Tessera__Response *resp)
+{
+    struct launch_call *lc = arg;
+    struct ctld *c = lc->c;
+    struct job *j = job_find(&c->jobs, lc->job_id);
+    free(lc);
+    if (err == TS_ESHUTDOWN || !j || j->rec->state != TESSERA__JOB_STATE__JOB_RUNNING)
+        return;
+    if (err) {
+        /* the node did not take it: its daemon is gone, the job goes back to the queue */
+        log_warn("job %u: launch on %s failed: %s", j->rec->job_id, j->rec->batch_host,
+                 ts_strerror(err));
+        struct node *n = node_find(c, j->rec->batch_host);
+        if (n)
+            node_set_down(c, n, "Not responding");
+        else
+            job_requeue_unit(c, j);
+    } else if (resp->error) {
+        log_error("job %u: %s refused the launch: %s", j->rec->job_id, j->rec->batch_host,
+                  resp->error->text);
+        for (size_t i = 0; i < job_ncomponents(j); i++)
+            job_component(j, i)->rec->reason = JOB_REASON_LAUNCH_FAILED;
+        job_end_unit(c, j, TESSERA__JOB_STATE__JOB_FAILED, 1 << 8);
+        for (size_t i = 0; i < job_ncomponents(j); i++)
+            job_component(j, i)->rec->reason = JOB_REASON_LAUNCH_FAILED;
+    }
+}
+
+/* A user's name for SLURM_JOB_USER and for the daemon's group lookup. */
+static void user_name(uint32_t uid, char *buf, size_t len)
+{
+    struct passwd pw, *res = NULL;
+    char tmp[4096];
+    if (getpwuid_r((uid_t)uid, &pw, tmp, sizeof(tmp), &res) == 0 && res)
+        snprintf(buf, len, "%s", pw.pw_name);
+    else
+        snprintf(buf, len, "%u", uid);
+}
+
+/* jobfmt's path keeps "%N" and "%%" (scontrol shows them so); the file is named with
+ * them expanded: the batch host, and a lone percent. */
+static char *file_path(const Tessera__JobRecord *r, enum jobfmt_stream which,
+                       struct jobfmt_ctx *ctx, const char *host)
+{
+    char *pattern = jobfmt_std_path(r, which, ctx);
+    if (!pattern)
+        return NULL;
+    size_t cap = strlen(pattern) + strlen(host) * 8 + 1;
+    char *out = malloc(cap), *o = out;
+    for (const char *p = pattern; out && *p; p++) {
+        if (p[0] == '%' && p[1] == 'N') {
+            o += sprintf(o, "%s", host);
+            p++;
+        } else if (p[0] == '%' && p[1] == '%') {
+            *o++ = '%';
+            p++;
+        } else {
+            *o++ = *p;
+        }
+    }
+    if (out)
+        *o = '\0';
+    free(pattern);
+    return out;
+}
+
+static int build_launch(struct ctld *c, struct job *leader, Tessera__BatchLaunchRequest *bl,
+                        char *uname, size_t ulen, char ***env)
+{
+    const Tessera__JobRecord *lr = leader->rec;
+    const Tessera__JobDesc *d = lr->desc;
+    user_name(d->user_id, uname, ulen);
+    const Tessera__JobRecord *comps[128];
+    size_t n = job_ncomponents(leader);
+    for (size_t i = 0; i < n && i < 128; i++)
+        comps[i] = job_component(leader, i)->rec;
+    struct jobenv_context ectx = {.cluster = c->conf->cluster_name, .node_name = lr->batch_host,
+                                  .user_name = uname};
+    *env = jobenv_batch(comps, n, &ectx);
+    struct jobfmt_ctx *fctx = jobfmt_ctx_create(time(NULL));
+    if (!*env || !fctx) {
+        jobfmt_ctx_destroy(fctx);
+        return TS_ENOMEM;
+    }
+    bl->job_id = lr->job_id;
+    bl->uid = d->user_id;
+    bl->gid = d->group_id;
+    bl->user_name = uname;
+    bl->script = d->script;
+    for (bl->n_env = 0; (*env)[bl->n_env]; bl->n_env++)
+        ;
+    bl->env = *env;
+    bl->argv = d->argv;
+    bl->n_argv = d->n_argv;
+    bl->work_dir = d->work_dir;
+    bl->std_out = file_path(lr, JOBFMT_STDOUT, fctx, lr->batch_host);
+    bl->std_err = file_path(lr, JOBFMT_STDERR, fctx, lr->batch_host);
+    bl->std_in = d->std_in ? file_path(lr, JOBFMT_STDIN, fctx, lr->batch_host) : strdup("");
+    bl->append = d->open_mode && !strcmp(d->open_mode, "append");
+    jobfmt_ctx_destroy(fctx);
+    return bl->std_out && bl->std_err && bl->std_in ? TS_OK : TS_ENOMEM;
+}
+
+static void launch_after_commit(void *arg, int err)
+{
+    struct launch_call *lc = arg;
+    struct ctld *c = lc->c;
+    uint32_t job_id = lc->job_id;
+    struct job *j = job_find(&c->jobs, job_id);
+    if (!j || j->rec->state != TESSERA__JOB_STATE__JOB_RUNNING || j->rec->end_pending) {
+        free(lc);
+        return; /* cancelled (or ended) before its start was even on disk */
+    }
+    if (err) {
+        free(lc);
+        log_error("job %u: its start could not be stored: %s", job_id, ts_strerror(err));
+        job_requeue_unit(c, j);
+        return;
+    }
+    if (!j->rec->batch) {
+        free(lc);
+        return;
+    }
+    struct node *n = node_find(c, j->rec->batch_host);
+    struct rpc_peer *peer = n ? node_peer(c, n) : NULL;
+    Tessera__BatchLaunchRequest bl = TESSERA__BATCH_LAUNCH_REQUEST__INIT;
+    char uname[256];
+    char **env = NULL;
+    int e = !peer ? TS_ENOMEM : build_launch(c, j, &bl, uname, sizeof(uname), &env);
+    if (!e) {
+        Tessera__Request req = TESSERA__REQUEST__INIT;
+        req.msg_case = TESSERA__REQUEST__MSG_BATCH_LAUNCH;
+        req.batch_launch = &bl;
+        e = rpc_peer_call(peer, &req, launch_answered, lc);
+    }
+    if (e) {
+        free(lc);
+        log_error("job %u: cannot launch: %s", job_id, ts_strerror(e));
+        job_end_unit(c, j, TESSERA__JOB_STATE__JOB_FAILED, 1 << 8);
+    }
+    free(bl.std_out);
+    free(bl.std_err);
+    free(bl.std_in);
+    jobenv_free(env);
+}
+
+void job_signal_unit(struct ctld *c, struct job *leader, int signo)
+{
+    signal_unit(c, leader, signo, 0);
+}

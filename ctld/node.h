@@ -1,0 +1,83 @@
+/* Nodes in the controller: what each node daemon said when it registered, when it was
+ * last heard from, what administrators set (drain, down, with a reason: kept in the
+ * "nodes" database), and what running jobs hold of it. The base state shown to users
+ * (IDLE, MIXED, ALLOCATED, DOWN, UNKNOWN) follows from these. */
+#ifndef TESSERA_CTLD_NODE_H
+#define TESSERA_CTLD_NODE_H
+
+#include "tessera.pb-c.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <time.h>
+
+struct ctld;
+struct conf_node;
+struct rpc_peer;
+struct hashmap;
+
+struct node {
+    const struct conf_node *cfg;  /* into ctld->conf->nodes: replaced on reconfigure */
+    char *name;
+    int registered;               /* its daemon registered since the controller started */
+    int responding;               /* heard from within NodedTimeout */
+    int down;                     /* DOWN: not responding (after registering), or set so */
+    int admin_down;               /* set DOWN by an administrator (kept across restarts) */
+    int drain;                    /* drained by an administrator (kept across restarts) */
+    char *reason;
+    time_t reason_time;
+    uid_t reason_uid;
+    time_t last_seen;
+    time_t boot_time;             /* the daemon's start, as it said */
+    char *version;
+    uint32_t alloc_cpus;
+    uint64_t alloc_mem_mb;
+    uint32_t njobs;               /* running components holding part of it */
+    uint32_t exclusive;           /* of those, ones that asked for --exclusive */
+    struct rpc_peer *peer;        /* the line to its daemon, made on first use */
+    char peer_addr[256];          /* where the line goes */
+    uint16_t peer_port;
+};
+
+struct node_table {
+    struct node *nodes;           /* aligned with ctld->conf->nodes */
+    size_t count;
+    struct hashmap *by_name;      /* name -> struct node */
+    time_t started;               /* when the table was built: unregistered nodes time
+                                   * out from here */
+};
+
+int node_table_build(struct ctld *c, char *errbuf, size_t errlen);
+/* After a new configuration is in place: nodes keep their state by name. */
+int node_table_rebuild(struct ctld *c, char *errbuf, size_t errlen);
+void node_table_free(struct node_table *t);
+struct node *node_find(const struct ctld *c, const char *name);
+size_t node_index(const struct ctld *c, const struct node *n);
+
+/* May the node take new work? */
+int node_available(const struct node *n);
+/* "IDLE", "MIXED", "ALLOCATED", "DOWN", "UNKNOWN", with "+DRAIN" and "+NOT_RESPONDING". */
+const char *node_state_text(const struct node *n, char *buf, size_t len);
+
+/* What running components hold (ctld/node_mgr.c keeps the counters). */
+void node_hold(struct ctld *c, const Tessera__JobRecord *rec);
+void node_release(struct ctld *c, const Tessera__JobRecord *rec);
+
+/* The daemon registered / sent a heartbeat (running_jobs: job ids with processes there,
+ * or ends not yet acknowledged). Fills resp's kill list. */
+int node_register(struct ctld *c, const Tessera__NodeRegisterRequest *req,
+                  Tessera__NodeRegisterResponse *resp, uint32_t **kill, char *errbuf,
+                  size_t errlen);
+int node_heartbeat(struct ctld *c, const Tessera__NodeHeartbeatRequest *req);
+/* Nodes silent for NodedTimeout become DOWN and their jobs fail (or are requeued). */
+void node_check_timeouts(struct ctld *c, time_t now);
+/* scontrol update nodename=... state=drain|resume|down|undrain reason=... */
+int node_update(struct ctld *c, const Tessera__NodeUpdateRequest *req, uid_t uid, char *errbuf,
+                size_t errlen);
+/* The line to the node's daemon (made on first use). NULL when out of memory. */
+struct rpc_peer *node_peer(struct ctld *c, struct node *n);
+/* The node stopped answering (a launch or signal could not reach it). */
+void node_set_down(struct ctld *c, struct node *n, const char *reason);
+
+#endif

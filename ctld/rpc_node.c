@@ -1,0 +1,266 @@
+/* RPC handlers for nodes and the scheduler: registrations, heartbeats and job ends from
+ * node daemons; node queries and updates, scheduler statistics, reconfigure and schedule
+ * from commands. */
+#include "ctld/ctld.h"
+#include "ctld/job.h"
+#include "ctld/node.h"
+#include "ctld/rpc.h"
+#include "ctld/sched.h"
+
+#include "common/conf.h"
+#include "common/errors.h"
+#include "common/hostlist.h"
+#include "common/log.h"
+#include "common/store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+static void respond_empty(struct rpc_request *req, Tessera__Response__MsgCase kind)
+{
+    Tessera__Empty empty = TESSERA__EMPTY__INIT;
+    Tessera__Response resp = TESSERA__RESPONSE__INIT;
+    resp.msg_case = kind;
+    switch (kind) {
+    case TESSERA__RESPONSE__MSG_NODE_HEARTBEAT: resp.node_heartbeat = &empty; break;
+    case TESSERA__RESPONSE__MSG_JOB_COMPLETE: resp.job_complete = &empty; break;
+    case TESSERA__RESPONSE__MSG_NODE_UPDATE: resp.node_update = &empty; break;
+    case TESSERA__RESPONSE__MSG_RECONFIGURE: resp.reconfigure = &empty; break;
+    default: resp.schedule = &empty; break;
+    }
+    rpc_respond(req, &resp);
+}
+
+/* Node daemons run as NodedUser; root may stand in for them. */
+static int from_node_daemon(struct ctld *c, struct rpc_request *req)
+{
+    uid_t uid = rpc_request_uid(req);
+    if (uid == 0 || uid == c->conf->noded_user_uid)
+        return 1;
+    log_warn("refused a node daemon's request from uid %u at %s", (unsigned)uid,
+             rpc_request_peer(req));
+    rpc_respond_error(req, TS_EPERM, NULL);
+    return 0;
+}
+
+static int from_admin(struct ctld *c, struct rpc_request *req)
+{
+    if (job_is_admin(c, rpc_request_uid(req)))
+        return 1;
+    rpc_respond_error(req, TS_EPERM, NULL);
+    return 0;
+}
+
+/* A handler whose answer must wait for its changes to be durable. */
+struct deferred {
+    struct rpc_request *req;
+    Tessera__Response__MsgCase kind;
+};
+
+static void deferred_committed(void *arg, int err)
+{
+    struct deferred *d = arg;
+    if (err)
+        rpc_respond_error(d->req, err, NULL);
+    else
+        respond_empty(d->req, d->kind);
+    free(d);
+}
+
+static void respond_after_commit(struct ctld *c, struct rpc_request *req,
+                                 Tessera__Response__MsgCase kind)
+{
+    struct deferred *d = calloc(1, sizeof(*d));
+    if (!d) {
+        rpc_respond_error(req, TS_ENOMEM, NULL);
+        return;
+    }
+    d->req = req;
+    d->kind = kind;
+    if (store_after_commit(c->store, deferred_committed, d) != TS_OK) {
+        free(d);
+        rpc_respond_error(req, TS_ENOMEM, NULL);
+    }
+}
+
+void ctld_handle_node_register(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct ctld *c = arg;
+    if (!from_node_daemon(c, req))
+        return;
+    Tessera__NodeRegisterResponse nr = TESSERA__NODE_REGISTER_RESPONSE__INIT;
+    uint32_t *kill = NULL;
+    char why[512] = "";
+    int err = node_register(c, msg->node_register, &nr, &kill, why, sizeof(why));
+    if (err) {
+        log_warn("registration from %s refused: %s", rpc_request_peer(req),
+                 why[0] ? why : ts_strerror(err));
+        rpc_respond_error(req, err, why[0] ? why : NULL);
+    } else {
+        Tessera__Response resp = TESSERA__RESPONSE__INIT;
+        resp.msg_case = TESSERA__RESPONSE__MSG_NODE_REGISTER;
+        resp.node_register = &nr;
+        rpc_respond(req, &resp);
+    }
+    free(kill);
+}
+
+void ctld_handle_node_heartbeat(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct ctld *c = arg;
+    if (!from_node_daemon(c, req))
+        return;
+    int err = node_heartbeat(c, msg->node_heartbeat);
+    if (err)
+        rpc_respond_error(req, err, NULL);
+    else
+        respond_empty(req, TESSERA__RESPONSE__MSG_NODE_HEARTBEAT);
+}
+
+void ctld_handle_job_complete(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct ctld *c = arg;
+    if (!from_node_daemon(c, req))
+        return;
+    job_batch_ended(c, msg->job_complete);
+    /* acknowledged once the end is durable: the daemon forgets it then */
+    respond_after_commit(c, req, TESSERA__RESPONSE__MSG_JOB_COMPLETE);
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+static int node_wanted(const Tessera__NodeQueryRequest *q, struct hostlist *hl, const char *name)
+{
+    return q->n_names == 0 || hostlist_find(hl, name) >= 0;
+}
+
+static void fill_info(struct ctld *c, struct node *n, Tessera__NodeInfo *ni, char *state,
+                      size_t slen, char **parts, size_t *nparts)
+{
+    const struct conf_node *cfg = n->cfg;
+    tessera__node_info__init(ni);
+    ni->name = n->name;
+    ni->state = (char *)node_state_text(n, state, slen);
+    ni->reason = n->reason ? n->reason : (char *)"";
+    ni->reason_time = (int64_t)n->reason_time;
+    ni->reason_uid = (uint32_t)n->reason_uid;
+    ni->cpus = cfg->cpus;
+    ni->alloc_cpus = n->alloc_cpus;
+    ni->real_memory_mb = cfg->real_memory_mb;
+    ni->alloc_mem_mb = n->alloc_mem_mb;
+    ni->features = cfg->features;
+    ni->addr = cfg->addr;
+    ni->hostname = cfg->hostname;
+    ni->port = cfg->port;
+    ni->boot_time = (int64_t)n->boot_time;
+    ni->last_seen = (int64_t)n->last_seen;
+    ni->sockets = cfg->sockets;
+    ni->cores_per_socket = cfg->cores_per_socket;
+    ni->threads_per_core = cfg->threads_per_core;
+    ni->weight = cfg->weight;
+    ni->version = n->version ? n->version : (char *)"";
+    *nparts = 0;
+    size_t idx = node_index(c, n);
+    for (size_t p = 0; p < c->conf->npartitions; p++)
+        for (size_t k = 0; k < c->conf->partitions[p].nnodes; k++)
+            if (c->conf->partitions[p].node_index[k] == idx)
+                parts[(*nparts)++] = c->conf->partitions[p].name;
+    ni->partitions = parts;
+    ni->n_partitions = *nparts;
+}
+
+void ctld_handle_node_query(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct ctld *c = arg;
+    const Tessera__NodeQueryRequest *q = msg->node_query;
+    struct hostlist *hl = hostlist_create();
+    for (size_t i = 0; hl && i < q->n_names; i++)
+        if (hostlist_push_expr(hl, q->names[i]) != TS_OK) {
+            hostlist_destroy(hl);
+            rpc_respond_error(req, TS_EINVALID_NODE_NAME, NULL);
+            return;
+        }
+    size_t count = c->nodes.count, np = c->conf->npartitions + 1;
+    Tessera__NodeInfo *infos = calloc(count + 1, sizeof(*infos));
+    Tessera__NodeInfo **ptrs = calloc(count + 1, sizeof(*ptrs));
+    char (*states)[64] = calloc(count + 1, sizeof(*states));
+    char **parts = calloc((count + 1) * np, sizeof(*parts));
+    size_t n = 0;
+    for (size_t i = 0; hl && infos && ptrs && states && parts && i < count; i++) {
+        struct node *nd = &c->nodes.nodes[i];
+        if (!node_wanted(q, hl, nd->name))
+            continue;
+        size_t nparts;
+        fill_info(c, nd, &infos[n], states[n], sizeof(states[n]), &parts[n * np], &nparts);
+        ptrs[n] = &infos[n];
+        n++;
+    }
+    if (!hl || !infos || !ptrs || !states || !parts) {
+        rpc_respond_error(req, TS_ENOMEM, NULL);
+    } else if (q->n_names && n == 0) {
+        rpc_respond_error(req, TS_EINVALID_NODE_NAME, NULL);
+    } else {
+        Tessera__NodeQueryResponse nq = TESSERA__NODE_QUERY_RESPONSE__INIT;
+        nq.nodes = ptrs;
+        nq.n_nodes = n;
+        nq.now = (int64_t)time(NULL);
+        Tessera__Response resp = TESSERA__RESPONSE__INIT;
+        resp.msg_case = TESSERA__RESPONSE__MSG_NODE_QUERY;
+        resp.node_query = &nq;
+        rpc_respond(req, &resp);
+    }
+    hostlist_destroy(hl);
+    free(infos);
+    free(ptrs);
+    free(states);
+    free(parts);
+}
+
+void ctld_handle_node_update(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct ctld *c = arg;
+    if (!from_admin(c, req))
+        return;
+    char why[256] = "";
+    int err = node_update(c, msg->node_update, rpc_request_uid(req), why, sizeof(why));
+    if (err)
+        rpc_respond_error(req, err, why[0] ? why : NULL);
+    else
+        respond_after_commit(c, req, TESSERA__RESPONSE__MSG_NODE_UPDATE);
+}
+
+void ctld_handle_sched_stats(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct ctld *c = arg;
+    Tessera__SchedStatsResponse st = TESSERA__SCHED_STATS_RESPONSE__INIT;
+    Tessera__SchedTrigger storage[SCHED_TRIGGER_COUNT];
+    Tessera__SchedTrigger *ptrs[SCHED_TRIGGER_COUNT];
+    sched_fill_stats(c, &st, storage, ptrs);
+    Tessera__Response resp = TESSERA__RESPONSE__INIT;
+    resp.msg_case = TESSERA__RESPONSE__MSG_SCHED_STATS;
+    resp.sched_stats = &st;
+    rpc_respond(req, &resp);
+}
+
+void ctld_handle_reconfigure(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct ctld *c = arg;
+    if (!from_admin(c, req))
+        return;
+    char why[1024] = "";
+    int err = ctld_reconfigure(c, why, sizeof(why));
+    if (err)
+        rpc_respond_error(req, err, why[0] ? why : NULL);
+    else
+        respond_empty(req, TESSERA__RESPONSE__MSG_RECONFIGURE);
+}
+
+void ctld_handle_schedule(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct ctld *c = arg;
+    if (!from_admin(c, req))
+        return;
+    sched_trigger(c, SCHED_TRIGGER_CMD);
+    respond_empty(req, TESSERA__RESPONSE__MSG_SCHEDULE);
+}

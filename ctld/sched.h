@@ -1,0 +1,33 @@
+/* The controller's scheduling driver: when cycles run (SPEC 2.1's triggers, coalesced:
+ * at most one cycle queued, and at least sched_min_interval between two), what view the
+ * scheduler plugin gets, and how its decisions are applied. */
+#ifndef TESSERA_CTLD_SCHED_H
+#define TESSERA_CTLD_SCHED_H
+
+#include "tessera.pb-c.h"
+
+#include <stddef.h>
+
+struct ctld;
+
+enum sched_trigger {
+    SCHED_TRIGGER_NEW,   /* a job became eligible (submitted, released, requeued, ...) */
+    SCHED_TRIGGER_TERM,  /* a job ended: resources free */
+    SCHED_TRIGGER_TIME,  /* sched_interval passed */
+    SCHED_TRIGGER_CMD,   /* scontrol schedule */
+    SCHED_TRIGGER_RECYC, /* the last cycle started exactly one job */
+    SCHED_TRIGGER_FIRST, /* the controller started */
+    SCHED_TRIGGER_NODE,  /* a node came, went or changed state */
+    SCHED_TRIGGER_COUNT
+};
+
+/* Load SelectType and SchedulerType, arm the timer and the first cycle. */
+int sched_init(struct ctld *c, char *errbuf, size_t errlen);
+void sched_fini(struct ctld *c);
+/* Ask for a cycle. */
+void sched_trigger(struct ctld *c, enum sched_trigger why);
+/* scontrol show sched. Strings point into static storage; triggers into *storage. */
+void sched_fill_stats(struct ctld *c, Tessera__SchedStatsResponse *out,
+                      Tessera__SchedTrigger *storage, Tessera__SchedTrigger **ptrs);
+
+#endif

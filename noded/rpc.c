@@ -1,0 +1,85 @@
+/* The node daemon's RPC handlers: launches and signals from the controller. Only the
+ * controller's uid (SlurmUser) and root may send them. */
+#include "noded/noded.h"
+
+#include "common/conf.h"
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/rpc_server.h"
+
+#include <signal.h>
+#include <stdio.h>
+
+static int from_controller(struct noded *nd, struct rpc_request *req)
+{
+    uid_t uid = rpc_request_uid(req);
+    if (uid == 0 || uid == nd->conf->slurm_user_uid)
+        return 1;
+    log_warn("refused a request from uid %u at %s", (unsigned)uid, rpc_request_peer(req));
+    rpc_respond_error(req, TS_EPERM, NULL);
+    return 0;
+}
+
+static void respond_empty(struct rpc_request *req, Tessera__Response__MsgCase kind)
+{
+    Tessera__Empty empty = TESSERA__EMPTY__INIT;
+    Tessera__Response resp = TESSERA__RESPONSE__INIT;
+    resp.msg_case = kind;
+    if (kind == TESSERA__RESPONSE__MSG_BATCH_LAUNCH)
+        resp.batch_launch = &empty;
+    else
+        resp.job_signal = &empty;
+    rpc_respond(req, &resp);
+}
+
+static void handle_batch_launch(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct noded *nd = arg;
+    if (!from_controller(nd, req))
+        return;
+    char why[512] = "";
+    int err = job_launch_batch(nd, msg->batch_launch, why, sizeof(why));
+    if (err) {
+        log_error("job %u: launch failed: %s", msg->batch_launch->job_id, why);
+        rpc_respond_error(req, err, why);
+        return;
+    }
+    respond_empty(req, TESSERA__RESPONSE__MSG_BATCH_LAUNCH);
+}
+
+static void handle_job_signal(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct noded *nd = arg;
+    if (!from_controller(nd, req))
+        return;
+    const Tessera__JobSignalRequest *s = msg->job_signal;
+    if (!s->terminate && (s->signal == 0 || s->signal >= NSIG)) {
+        rpc_respond_error(req, TS_EINVAL, NULL);
+        return;
+    }
+    job_signal(nd, s->job_id, (int)s->signal, s->terminate, s->kill_wait);
+    respond_empty(req, TESSERA__RESPONSE__MSG_JOB_SIGNAL);
+}
+
+static void handle_ping(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct noded *nd = arg;
+    Tessera__PingResponse ping = TESSERA__PING_RESPONSE__INIT;
+    ping.cluster = nd->conf->cluster_name;
+    ping.host = nd->name;
+    ping.start_time = (int64_t)nd->boot_time;
+    ping.uid = (uint32_t)rpc_request_uid(req);
+    ping.gid = (uint32_t)rpc_request_gid(req);
+    ping.version = (char *)TESSERA_VERSION;
+    Tessera__Response resp = TESSERA__RESPONSE__INIT;
+    resp.msg_case = TESSERA__RESPONSE__MSG_PING;
+    resp.ping = &ping;
+    rpc_respond(req, &resp);
+}
+
+const struct rpc_handler noded_rpc_handlers[] = {
+    {TESSERA__REQUEST__MSG_PING, "ping", handle_ping},
+    {TESSERA__REQUEST__MSG_BATCH_LAUNCH, "batch_launch", handle_batch_launch},
+    {TESSERA__REQUEST__MSG_JOB_SIGNAL, "job_signal", handle_job_signal},
+};
+const size_t noded_rpc_nhandlers = sizeof(noded_rpc_handlers) / sizeof(noded_rpc_handlers[0]);

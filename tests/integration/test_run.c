@@ -1,0 +1,491 @@
+/* Jobs that run: a controller, four node daemons on loopback ports, MUNGE, and the real
+ * commands. Registration and sinfo; a het batch job and its environment; all-or-nothing
+ * starts; no queue jumping; dependencies and begin times; exit codes, time limits,
+ * cancels of a running job and of one component; suspend, resume, requeue; a node daemon
+ * killed and restarted; the controller killed mid-run.
+ */
+#include "cluster.h"
+
+#include <dirent.h>
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define NODES 4
+
+static struct harness_cluster cluster;
+static char outdir[512];
+
+static void write_conf(void)
+{
+    char nodes[2048], extra[4096];
+    harness_node_lines(&cluster, NODES, "CPUs=4 RealMemory=2000", nodes, sizeof(nodes));
+    snprintf(extra, sizeof(extra),
+             "NodedTimeout=3\nKillWait=1\nMinJobAge=600\nMessageTimeout=5\n%s"
+             "PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=UNLIMITED\n",
+             nodes);
+    assert_int_equal(harness_cluster_write_conf(&cluster, extra), 0);
+}
+
+static int group_setup(void **state)
+{
+    if (harness_cluster_init(&cluster, NULL))
+        return -1;
+    write_conf();
+    snprintf(outdir, sizeof(outdir), "%s/out", cluster.dir);
+    mkdir(outdir, 01777);
+    chmod(outdir, 01777);
+    if (harness_ctld_start(&cluster))
+        return -1;
+    for (int i = 1; i <= NODES; i++)
+        if (harness_noded_start(&cluster, i))
+            return -1;
+    return harness_wait_nodes(&cluster, NODES, 15000);
+}
+
+static int group_teardown(void **state)
+{
+    harness_cluster_fini(&cluster);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+struct result {
+    int rc;
+    char *out, *err;
+};
+
+static struct result run(const char *cmd, const char *const args[])
+{
+    struct result r = {0};
+    r.rc = harness_cmd(&cluster, cmd, args, &r.out, &r.err);
+    return r;
+}
+#define RUN(cmd, ...) run(cmd, (const char *const[]){__VA_ARGS__, NULL})
+
+static void result_free(struct result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static unsigned submit(const char *const args[])
+{
+    const char *full[40] = {"--parsable", "-D", outdir};
+    size_t n = 3;
+    for (size_t i = 0; args[i] && n < 39; i++)
+        full[n++] = args[i];
+    full[n] = NULL;
+    struct result r = run("sbatch", full);
+    if (r.rc != 0)
+        fail_msg("sbatch failed (%d): %s", r.rc, r.err);
+    unsigned id = (unsigned)strtoul(r.out, NULL, 10);
+    result_free(&r);
+    return id;
+}
+#define SUBMIT(...) submit((const char *const[]){__VA_ARGS__, NULL})
+
+/* "squeue -h -t all -o FORMAT -j ID" */
+static char *query(unsigned id, const char *format)
+{
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", id);
+    struct result r = RUN("squeue", "-h", "-t", "all", "-o", format, "-j", sid);
+    if (r.rc != 0)
+        fail_msg("squeue failed: %s", r.err);
+    free(r.err);
+    return r.out;
+}
+
+/* Wait until "squeue -o FORMAT -j ID" prints want (up to seconds). */
+static void wait_for(unsigned id, const char *format, const char *want, int seconds)
+{
+    char *got = NULL;
+    for (int i = 0; i < seconds * 10; i++) {
+        free(got);
+        got = query(id, format);
+        if (!strcmp(got, want)) {
+            free(got);
+            return;
+        }
+        usleep(100000);
+    }
+    fail_msg("job %u: squeue -o '%s' printed '%s', waited for '%s'", id, format, got, want);
+}
+
+static char *show_field(unsigned id, const char *key)
+{
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", id);
+    struct result r = RUN("scontrol", "show", "job", sid);
+    static char buf[512];
+    buf[0] = '\0';
+    char pat[64];
+    snprintf(pat, sizeof(pat), " %s=", key);
+    const char *p = strstr(r.out, pat);
+    if (p) {
+        p += strlen(pat);
+        snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(p, " \n"), p);
+    }
+    result_free(&r);
+    return buf;
+}
+
+static char *read_output(unsigned id)
+{
+    char path[700];
+    snprintf(path, sizeof(path), "%s/slurm-%u.out", outdir, id);
+    for (int i = 0; i < 50; i++) {
+        char *text = harness_read_file(path);
+        if (text)
+            return text;
+        usleep(100000);
+    }
+    fail_msg("no output file %s", path);
+    return NULL;
+}
+
+static char *env_value(const char *text, const char *name)
+{
+    static char buf[512];
+    char pat[128];
+    snprintf(pat, sizeof(pat), "\n%s=", name);
+    const char *p = strstr(text, pat);
+    if (!p && !strncmp(text, pat + 1, strlen(pat + 1)))
+        p = text - 1;
+    if (!p)
+        return NULL;
+    p += strlen(pat);
+    snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(p, "\n"), p);
+    return buf;
+}
+
+static void expect_env(const char *text, const char *name, const char *want)
+{
+    const char *got = env_value(text, name);
+    if (!got || strcmp(got, want))
+        fail_msg("%s=%s, expected %s\n%s", name, got ? got : "(unset)", want, text);
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+static void test_nodes_registered(void **state)
+{
+    struct result r = RUN("sinfo", "-h", "-o", "%P %a %D %t %N");
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.out, "debug* up 4 idle n[1-4]\n");
+    result_free(&r);
+    r = RUN("scontrol", "show", "node", "n2");
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "NodeName=n2 "));
+    assert_non_null(strstr(r.out, "State=IDLE"));
+    assert_non_null(strstr(r.out, "CPUTot=4"));
+    result_free(&r);
+}
+
+/* A two-component het job from "#SBATCH hetjob" runs, with SPEC 1.5's batch
+ * environment. */
+static void test_het_batch_environment(void **state)
+{
+    char script[600];
+    snprintf(script, sizeof(script), "%s/env.sh", cluster.dir);
+    harness_write_file(script,
+                       "#!/bin/sh\n"
+                       "#SBATCH -J envtest -n2\n"
+                       "#SBATCH hetjob\n"
+                       "#SBATCH -N2 -n2\n"
+                       "env | sort\n",
+                       0755);
+    unsigned id = SUBMIT(script);
+    char want[64];
+    snprintf(want, sizeof(want), "%u+0 COMPLETED\n%u+1 COMPLETED\n", id, id);
+    wait_for(id, "%i %T", want, 20);
+    char *out = read_output(id);
+    char s0[16], s1[16];
+    snprintf(s0, sizeof(s0), "%u", id);
+    snprintf(s1, sizeof(s1), "%u", id + 1);
+    expect_env(out, "SLURM_JOB_ID", s0);
+    expect_env(out, "SLURM_JOBID", s0);
+    expect_env(out, "SLURM_JOB_NAME", "envtest");
+    expect_env(out, "SLURM_HET_SIZE", "2");
+    expect_env(out, "SLURM_JOB_ID_HET_GROUP_0", s0);
+    expect_env(out, "SLURM_JOB_ID_HET_GROUP_1", s1);
+    expect_env(out, "SLURM_NTASKS", "2");
+    expect_env(out, "SLURM_NTASKS_HET_GROUP_0", "2");
+    expect_env(out, "SLURM_NTASKS_HET_GROUP_1", "2");
+    expect_env(out, "SLURM_JOB_NUM_NODES_HET_GROUP_1", "2");
+    expect_env(out, "SLURM_JOB_NODES_HET_GROUP_1", "2");
+    expect_env(out, "SLURM_JOB_NUM_NODES", "1");
+    expect_env(out, "SLURM_JOB_PARTITION", "debug");
+    expect_env(out, "SLURM_CLUSTER_NAME", "itest");
+    char cwd[512];
+    assert_non_null(getcwd(cwd, sizeof(cwd))); /* where sbatch ran, not its -D */
+    expect_env(out, "SLURM_SUBMIT_DIR", cwd);
+    expect_env(out, "SLURM_JOB_USER", "root");
+    expect_env(out, "SLURM_JOB_UID", "0");
+    /* node lists agree with what the controller allocated */
+    char *nodes0 = strdup(show_field(id, "NodeList"));
+    char *nodes1 = strdup(show_field(id + 1, "NodeList"));
+    expect_env(out, "SLURM_JOB_NODELIST", nodes0);
+    expect_env(out, "SLURM_JOB_NODELIST_HET_GROUP_0", nodes0);
+    expect_env(out, "SLURM_JOB_NODELIST_HET_GROUP_1", nodes1);
+    /* the script ran on the first node of component 0 */
+    expect_env(out, "SLURMD_NODENAME", show_field(id, "BatchHost"));
+    free(nodes0);
+    free(nodes1);
+    assert_string_equal(show_field(id, "ExitCode"), "0:0");
+    free(out);
+}
+
+static void test_exit_codes(void **state)
+{
+    unsigned a = SUBMIT("--wrap=exit 2");
+    unsigned b = SUBMIT("--wrap=kill -9 $$");
+    unsigned c = SUBMIT("--wrap=true");
+    wait_for(a, "%T", "FAILED\n", 20);
+    wait_for(b, "%T", "FAILED\n", 20);
+    wait_for(c, "%T", "COMPLETED\n", 20);
+    assert_string_equal(show_field(a, "ExitCode"), "2:0");
+    assert_string_equal(show_field(b, "ExitCode"), "0:9");
+    assert_string_equal(show_field(c, "ExitCode"), "0:0");
+}
+
+/* A het job that does not fit as a whole stays pending: no component starts alone. */
+static void test_het_all_or_nothing(void **state)
+{
+    unsigned blocker = SUBMIT("-N3", "--exclusive", "--wrap=sleep 60");
+    wait_for(blocker, "%T", "RUNNING\n", 20);
+    unsigned het = SUBMIT("-N1", "-n1", ":", "-N2", "-n2", "--wrap=true");
+    char want[64];
+    snprintf(want, sizeof(want), "%u+0 PENDING Resources\n%u+1 PENDING Resources\n", het, het);
+    wait_for(het, "%i %T %r", want, 10);
+    sleep(1);
+    char *s = query(het, "%i %T %r");
+    assert_string_equal(s, want); /* still nothing started */
+    free(s);
+    char b[16];
+    snprintf(b, sizeof(b), "%u", blocker);
+    struct result r = RUN("scancel", b);
+    assert_int_equal(r.rc, 0);
+    result_free(&r);
+    snprintf(want, sizeof(want), "%u+0 COMPLETED\n%u+1 COMPLETED\n", het, het);
+    wait_for(het, "%i %T", want, 20);
+    /* both components started in the same instant */
+    assert_string_equal(show_field(het, "StartTime"), show_field(het + 1, "StartTime"));
+}
+
+/* A wide job at the head is not overtaken by a stream of small jobs. */
+static void test_no_queue_jumping(void **state)
+{
+    unsigned small[4];
+    for (int i = 0; i < 4; i++)
+        small[i] = SUBMIT("-N1", "--exclusive", "--wrap=sleep 2");
+    for (int i = 0; i < 4; i++)
+        wait_for(small[i], "%T", "RUNNING\n", 20);
+    unsigned wide = SUBMIT("-N4", "--exclusive", "--wrap=sleep 1");
+    unsigned later[3];
+    for (int i = 0; i < 3; i++)
+        later[i] = SUBMIT("-N1", "--wrap=sleep 1");
+    /* as the small jobs end one by one, nodes free up that the later jobs could use:
+     * they wait behind the wide job all the same */
+    for (int i = 0; i < 3; i++)
+        wait_for(later[i], "%T %r", "PENDING Priority\n", 10);
+    wait_for(wide, "%T", "RUNNING\n", 30);
+    for (int i = 0; i < 3; i++) {
+        char *st = query(later[i], "%T");
+        assert_string_equal(st, "PENDING\n");
+        free(st);
+    }
+    for (int i = 0; i < 3; i++)
+        wait_for(later[i], "%T", "COMPLETED\n", 30);
+}
+
+static void test_dependency_and_begin(void **state)
+{
+    unsigned a = SUBMIT("--wrap=sleep 2");
+    char dep[64];
+    snprintf(dep, sizeof(dep), "--dependency=afterok:%u", a);
+    unsigned b = SUBMIT(dep, "--wrap=true");
+    wait_for(b, "%T %r", "PENDING Dependency\n", 10);
+    wait_for(b, "%T", "COMPLETED\n", 30);
+    char *sa = strdup(show_field(a, "EndTime"));
+    char *sb = strdup(show_field(b, "StartTime"));
+    assert_true(strcmp(sb, sa) >= 0); /* b started once a had ended */
+    free(sa);
+    free(sb);
+    /* afterok on a failed job: never */
+    unsigned f = SUBMIT("--wrap=exit 1");
+    snprintf(dep, sizeof(dep), "--dependency=afterok:%u", f);
+    unsigned never = SUBMIT(dep, "--wrap=true");
+    wait_for(never, "%T %r", "PENDING DependencyNeverSatisfied\n", 30);
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", never);
+    struct result r = RUN("scancel", sid);
+    result_free(&r);
+    /* --begin a few seconds ahead */
+    time_t before = time(NULL);
+    unsigned later = SUBMIT("--begin=now+3", "--wrap=true");
+    wait_for(later, "%T %r", "PENDING BeginTime\n", 5);
+    wait_for(later, "%T", "COMPLETED\n", 20);
+    assert_true(time(NULL) - before >= 3);
+}
+
+static void test_time_limit(void **state)
+{
+    unsigned id = SUBMIT("-t", "0:02", "--wrap=sleep 60");
+    wait_for(id, "%T", "RUNNING\n", 20);
+    wait_for(id, "%T", "TIMEOUT\n", 20);
+    assert_string_equal(show_field(id, "ExitCode"), "0:15");
+}
+
+static void test_cancel_running(void **state)
+{
+    unsigned plain = SUBMIT("--wrap=sleep 60");
+    wait_for(plain, "%T", "RUNNING\n", 20);
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", plain);
+    struct result r = RUN("scancel", sid);
+    assert_int_equal(r.rc, 0);
+    result_free(&r);
+    wait_for(plain, "%T", "CANCELLED\n", 20);
+
+    /* one running component alone, then the rest */
+    unsigned het = SUBMIT("-n1", ":", "-n1", "--wrap=sleep 60");
+    char want[64], one[24];
+    snprintf(want, sizeof(want), "%u+0 RUNNING\n%u+1 RUNNING\n", het, het);
+    wait_for(het, "%i %T", want, 20);
+    snprintf(one, sizeof(one), "%u+1", het);
+    r = RUN("scancel", one);
+    assert_int_equal(r.rc, 0);
+    result_free(&r);
+    /* squeue's order: by state ("CA" before "R") */
+    snprintf(want, sizeof(want), "%u+1 CANCELLED\n%u+0 RUNNING\n", het, het);
+    wait_for(het, "%i %T", want, 10);
+    snprintf(sid, sizeof(sid), "%u", het);
+    r = RUN("scancel", sid);
+    result_free(&r);
+    snprintf(want, sizeof(want), "%u+0 CANCELLED\n%u+1 CANCELLED\n", het, het);
+    wait_for(het, "%i %T", want, 20);
+}
+
+static void test_suspend_resume_requeue(void **state)
+{
+    unsigned id = SUBMIT("--wrap=sleep 5");
+    wait_for(id, "%T", "RUNNING\n", 20);
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", id);
+    struct result r = RUN("scontrol", "suspend", sid);
+    assert_int_equal(r.rc, 0);
+    result_free(&r);
+    wait_for(id, "%T", "SUSPENDED\n", 5);
+    r = RUN("scontrol", "resume", sid);
+    assert_int_equal(r.rc, 0);
+    result_free(&r);
+    wait_for(id, "%T", "RUNNING\n", 5);
+    r = RUN("scontrol", "requeue", sid);
+    assert_int_equal(r.rc, 0);
+    result_free(&r);
+    /* back to the queue, then run again to the end */
+    wait_for(id, "%T", "COMPLETED\n", 40);
+    assert_string_equal(show_field(id, "Restarts"), "1");
+}
+
+/* A node daemon killed: its jobs end NODE_FAIL; restarted, the node serves again and
+ * nothing of the old job is left running. */
+static void test_node_daemon_killed(void **state)
+{
+    unsigned id = SUBMIT("-w", "n4", "--wrap=sleep 313");
+    wait_for(id, "%T", "RUNNING\n", 20);
+    harness_noded_stop(&cluster, 4, SIGKILL);
+    wait_for(id, "%T", "NODE_FAIL\n", 20);
+    struct result r = RUN("sinfo", "-h", "-n", "n4", "-o", "%t");
+    assert_non_null(strstr(r.out, "down"));
+    result_free(&r);
+    assert_int_equal(harness_noded_start(&cluster, 4), 0);
+    assert_int_equal(harness_wait_nodes(&cluster, NODES, 15000), 0);
+    /* the old "sleep 313" was killed by the restarted daemon */
+    sleep(1);
+    char *argv[] = {"/usr/bin/pgrep", "-f", "sleep 313", NULL};
+    char *out = NULL;
+    int rc = harness_run(argv, NULL, &out, NULL, 5000);
+    assert_int_equal(rc, 1); /* pgrep: nothing matched */
+    free(out);
+    unsigned again = SUBMIT("-w", "n4", "--wrap=true");
+    wait_for(again, "%T", "COMPLETED\n", 20);
+}
+
+/* The controller killed with -9 while jobs run: on restart the daemons reconnect, and the
+ * jobs end with their true exit codes. */
+static void test_controller_killed_mid_run(void **state)
+{
+    unsigned id = SUBMIT("--wrap=sleep 3; exit 3");
+    wait_for(id, "%T", "RUNNING\n", 20);
+    harness_ctld_stop(&cluster, SIGKILL);
+    sleep(1);
+    assert_int_equal(harness_ctld_start(&cluster), 0);
+    wait_for(id, "%T", "FAILED\n", 30);
+    assert_string_equal(show_field(id, "ExitCode"), "3:0");
+    assert_int_equal(harness_wait_nodes(&cluster, NODES, 15000), 0);
+}
+
+static void test_drain_and_resume(void **state)
+{
+    struct result r = RUN("scontrol", "update", "nodename=n3", "state=drain", "reason=maintenance");
+    assert_int_equal(r.rc, 0);
+    result_free(&r);
+    r = RUN("sinfo", "-h", "-n", "n3", "-o", "%t %E");
+    assert_string_equal(r.out, "drain maintenance\n");
+    result_free(&r);
+    unsigned id = SUBMIT("-w", "n3", "--wrap=true");
+    wait_for(id, "%T", "PENDING\n", 5);
+    r = RUN("scontrol", "update", "nodename=n3", "state=resume");
+    assert_int_equal(r.rc, 0);
+    result_free(&r);
+    wait_for(id, "%T", "COMPLETED\n", 20);
+    r = RUN("scontrol", "update", "nodename=n3", "state=drain");
+    assert_int_equal(r.rc, 1);
+    assert_non_null(strstr(r.err, "You must specify a reason"));
+    result_free(&r);
+}
+
+static void test_sched_stats(void **state)
+{
+    struct result r = RUN("scontrol", "show", "sched");
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "Scheduler: sched/builtin"));
+    assert_non_null(strstr(r.out, "Total cycles:"));
+    assert_non_null(strstr(r.out, "NEW"));
+    result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_nodes_registered),
+        cmocka_unit_test(test_het_batch_environment),
+        cmocka_unit_test(test_exit_codes),
+        cmocka_unit_test(test_het_all_or_nothing),
+        cmocka_unit_test(test_no_queue_jumping),
+        cmocka_unit_test(test_dependency_and_begin),
+        cmocka_unit_test(test_time_limit),
+        cmocka_unit_test(test_cancel_running),
+        cmocka_unit_test(test_suspend_resume_requeue),
+        cmocka_unit_test(test_node_daemon_killed),
+        cmocka_unit_test(test_controller_killed_mid_run),
+        cmocka_unit_test(test_drain_and_resume),
+        cmocka_unit_test(test_sched_stats),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
