@@ -5,8 +5,8 @@
 #   contrib/quickstart.sh stop    stop exactly what the quick start started
 #
 # Everything lives in .quickstart/ in the checkout: configuration, MUNGE key and socket,
-# controller state, logs and pid files. The configuration names four nodes; node daemons
-# are not built yet, so jobs are accepted and stay pending (see README).
+# controller state, node spools, logs and pid files. Four node daemons (n1..n4, 4 CPUs
+# each) run on loopback ports, and a heterogeneous job runs end to end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -26,6 +26,7 @@ stop_pidfile() { # stop the process in pid file $1, if it is still the one we st
 }
 
 if [[ ${1:-} == stop ]]; then
+  for i in 1 2 3 4; do stop_pidfile "$qs/noded-n$i.pid"; done
   stop_pidfile "$qs/ctld.pid"
   stop_pidfile "$qs/munged.pid"
   echo "Stopped. State is kept in $qs (remove the folder to start afresh)."
@@ -62,8 +63,11 @@ StateSaveLocation=$qs/state
 SpoolDir=$qs/spool
 AuthInfo=socket=$qs/munge.socket
 SlurmUser=$(id -un)
+NodedUser=$(id -un)
 CtldLogFile=$qs/log/ctld.log
 CtldPidFile=$qs/ctld.pid
+NodedLogFile=$qs/log/noded-%n.log
+NodedPidFile=$qs/noded-%n.pid
 PluginDir=$top/build/lib
 NodeName=n[1-4] CPUs=4 RealMemory=4000 NodeAddr=127.0.0.1 Port=$((port + 10))-$((port + 13))
 PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=60 DefaultTime=10
@@ -76,13 +80,33 @@ else
   build/bin/tessera-ctld -f "$qs/tessera.conf"
 fi
 
+for i in 1 2 3 4; do
+  if ! { [[ -f $qs/noded-n$i.pid ]] && kill -0 "$(cat "$qs/noded-n$i.pid")" 2>/dev/null; }; then
+    build/bin/tessera-noded -f "$qs/tessera.conf" -N "n$i"
+  fi
+done
+
 export TESSERA_CONF="$qs/tessera.conf"
 build/bin/scontrol ping
+for _ in $(seq 100); do
+  [[ $(build/bin/sinfo -h -o %t) == idle ]] && break
+  sleep 0.1
+done
+build/bin/sinfo
+
 echo
-echo "A heterogeneous job of two components (4 tasks of 2 CPUs, then 1 task):"
-echo "  sbatch -J quickstart -n4 -c2 : -n1 --wrap=hostname"
-(cd "$qs" && "$top/build/bin/sbatch" -J quickstart -n4 -c2 : -n1 --wrap=hostname)
-build/bin/squeue
+echo "A heterogeneous job of two components (4 tasks of 2 CPUs, then 2 tasks on 2 nodes):"
+echo "  sbatch -J quickstart -n4 -c2 : -N2 -n2 --wrap='hostname; env | grep HET_GROUP | sort'"
+mkdir -p "$qs/out"
+id=$(cd "$qs/out" && "$top/build/bin/sbatch" --parsable -J quickstart -n4 -c2 : -N2 -n2 \
+       --wrap='hostname; env | grep HET_GROUP | sort')
+for _ in $(seq 100); do
+  [[ -z $(build/bin/squeue -h -j "$id" -o %i) ]] && break
+  sleep 0.1
+done
+build/bin/squeue -t all -j "$id"
+echo "--- $qs/out/slurm-$id.out:"
+cat "$qs/out/slurm-$id.out"
 
 cat <<EOT
 

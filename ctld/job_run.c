@@ -211,7 +211,8 @@ void job_terminate_unit(struct ctld *c, struct job *leader, Tessera__JobState fi
     signal_unit(c, leader, SIGTERM, 1);
     /* Without a batch script nothing will report: the unit ends now. A batch script
      * reports its end from its node (or the node's time-out ends the unit). */
-    struct node *host = lr->batch && lr->batch_host ? node_find(c, lr->batch_host) : NULL;
+    int batch = lr->batch || lr->desc->script;
+    struct node *host = batch && lr->batch_host ? node_find(c, lr->batch_host) : NULL;
     if (!host || host->down)
         settle(c, leader, 0);
 }
@@ -543,9 +544,9 @@ static void launch_after_commit(void *arg, int err)
         job_requeue_unit(c, j);
         return;
     }
-    if (!j->rec->batch) {
+    if (!j->rec->batch && !j->rec->desc->script) {
         free(lc);
-        return;
+        return; /* an allocation without a script (salloc): nothing to launch */
     }
     struct node *n = node_find(c, j->rec->batch_host);
     struct rpc_peer *peer = n ? node_peer(c, n) : NULL;

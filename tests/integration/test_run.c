@@ -249,6 +249,31 @@ static void test_het_batch_environment(void **state)
     free(out);
 }
 
+/* The script runs as the user who submitted it, in the working directory, and its
+ * output file is that user's. */
+static void test_runs_as_user(void **state)
+{
+    const char *args[] = {"--parsable", "-D", outdir, "--wrap=id -u; id -g; pwd", NULL};
+    char *out = NULL, *err = NULL;
+    int rc = harness_cmd_as(&cluster, 65534, "sbatch", args, &out, &err);
+    if (rc != 0)
+        fail_msg("sbatch as nobody: %s", err);
+    unsigned id = (unsigned)strtoul(out, NULL, 10);
+    free(out);
+    free(err);
+    wait_for(id, "%T %u", "COMPLETED nobody\n", 20);
+    char *text = read_output(id);
+    char want[600];
+    snprintf(want, sizeof(want), "65534\n65534\n%s\n", outdir);
+    assert_string_equal(text, want);
+    free(text);
+    char path[700];
+    snprintf(path, sizeof(path), "%s/slurm-%u.out", outdir, id);
+    struct stat st;
+    assert_int_equal(stat(path, &st), 0);
+    assert_int_equal(st.st_uid, 65534);
+}
+
 static void test_exit_codes(void **state)
 {
     unsigned a = SUBMIT("--wrap=exit 2");
@@ -475,6 +500,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_nodes_registered),
         cmocka_unit_test(test_het_batch_environment),
+        cmocka_unit_test(test_runs_as_user),
         cmocka_unit_test(test_exit_codes),
         cmocka_unit_test(test_het_all_or_nothing),
         cmocka_unit_test(test_no_queue_jumping),
