@@ -432,9 +432,14 @@ static void test_suspend_resume_requeue(void **state)
 static void test_node_daemon_killed(void **state)
 {
     unsigned id = SUBMIT("-w", "n4", "--wrap=sleep 313");
+    unsigned again_later = SUBMIT("-w", "n4", "--requeue", "--wrap=sleep 1");
     wait_for(id, "%T", "RUNNING\n", 20);
+    wait_for(again_later, "%T", "RUNNING\n", 20);
     harness_noded_stop(&cluster, 4, SIGKILL);
     wait_for(id, "%T", "NODE_FAIL\n", 20);
+    /* the job that asked for --requeue waits for its node instead */
+    wait_for(again_later, "%T", "PENDING\n", 20);
+    assert_string_equal(show_field(again_later, "Restarts"), "1");
     struct result r = RUN("sinfo", "-h", "-n", "n4", "-o", "%t");
     assert_non_null(strstr(r.out, "down"));
     result_free(&r);
@@ -449,6 +454,7 @@ static void test_node_daemon_killed(void **state)
     free(out);
     unsigned again = SUBMIT("-w", "n4", "--wrap=true");
     wait_for(again, "%T", "COMPLETED\n", 20);
+    wait_for(again_later, "%T", "COMPLETED\n", 20);
 }
 
 /* The controller killed with -9 while jobs run: on restart the daemons reconnect, and the
@@ -485,6 +491,41 @@ static void test_drain_and_resume(void **state)
     result_free(&r);
 }
 
+/* SIGHUP re-reads nodes and partitions. */
+static void test_reconfigure(void **state)
+{
+    char nodes[2048], extra[4096];
+    harness_node_lines(&cluster, NODES, "CPUs=4 RealMemory=2000", nodes, sizeof(nodes));
+    snprintf(extra, sizeof(extra),
+             "NodedTimeout=3\nKillWait=1\nMinJobAge=600\nMessageTimeout=5\n%s"
+             "PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=UNLIMITED\n"
+             "PartitionName=small Nodes=n[1-2] MaxTime=10\n",
+             nodes);
+    assert_int_equal(harness_cluster_write_conf(&cluster, extra), 0);
+    struct result r = RUN("scontrol", "reconfigure");
+    assert_int_equal(r.rc, 0);
+    result_free(&r);
+    r = RUN("sinfo", "-h", "-p", "small", "-o", "%P %D %N %l");
+    assert_string_equal(r.out, "small 2 n[1-2] 10:00\n");
+    result_free(&r);
+    unsigned id = SUBMIT("-p", "small", "--wrap=true");
+    wait_for(id, "%T %P", "COMPLETED small\n", 20);
+    /* nodes kept their state through it */
+    assert_int_equal(harness_wait_nodes(&cluster, NODES, 5000), 0);
+    write_conf();
+    assert_true(cluster.ctld > 0);
+    kill(cluster.ctld, SIGHUP);
+    for (int i = 0; i < 50; i++) {
+        r = RUN("sinfo", "-h", "-o", "%P");
+        int gone = !strstr(r.out, "small");
+        result_free(&r);
+        if (gone)
+            return;
+        usleep(100000);
+    }
+    fail_msg("SIGHUP did not remove partition small");
+}
+
 static void test_sched_stats(void **state)
 {
     struct result r = RUN("scontrol", "show", "sched");
@@ -511,6 +552,7 @@ int main(void)
         cmocka_unit_test(test_node_daemon_killed),
         cmocka_unit_test(test_controller_killed_mid_run),
         cmocka_unit_test(test_drain_and_resume),
+        cmocka_unit_test(test_reconfigure),
         cmocka_unit_test(test_sched_stats),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
