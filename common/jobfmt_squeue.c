@@ -7,6 +7,7 @@
  * display id "93+1" but "-O JobID" the component's own id; "%Q" the priority as a
  * number but "-O Priority" the normalized fraction ("%p").
  */
+#include "common/fmtspec.h"
 #include "common/jobfmt.h"
 
 #include "common/errors.h"
@@ -22,7 +23,7 @@
 
 #define WIDTH_NATURAL (-1)
 #define FIELDS_DEFAULT_WIDTH 20 /* -O without a width, as Slurm */
-#define WIDTH_MAX 65535
+#define WIDTH_MAX FMTSPEC_MAX_WIDTH
 
 typedef const char *(*getter_fn)(const Tessera__JobRecord *job, struct jobfmt_ctx *ctx,
                                  char *buf, size_t len);
@@ -560,45 +561,28 @@ static int parse_width(const char *s, const char *end, const char **stop, int *w
     return 0;
 }
 
-/* One "%[.][width]X" at p (after the '%'); sets *end past it. */
-static int compile_percent(struct jobfmt *fmt, const char *p, const char **end, char *errbuf,
-                           size_t errlen)
+static int scan_literal(void *arg, const char *text, size_t len)
 {
-    const char *s;
-    const struct field *f;
-    int width, right;
+    return add_literal(arg, text, len);
+}
 
-    if (parse_width(p, p + strlen(p), &s, &width, &right) != 0)
-        return spec_error(errbuf, errlen, p, strlen(p));
-    f = *s ? field_by_letter(*s) : NULL;
-    if (!f) /* Slurm names the offending letter, or nothing at the end of the format */
-        return spec_error(errbuf, errlen, s, *s ? 1 : 0);
-    *end = s + 1;
-    return add_field(fmt, f, width, right);
+static int scan_field(void *arg, const struct fmtspec_field *f)
+{
+    const struct field *fd = field_by_letter(f->letter);
+    if (!fd)
+        return TS_EOPTVALUE;
+    return add_field(arg, fd, f->width > 0 ? f->width : WIDTH_NATURAL, f->right);
 }
 
 static int compile_format(struct jobfmt *fmt, const char *format, char *errbuf, size_t errlen)
 {
-    const char *p = format;
-    int rc;
-
-    while (*p) {
-        const char *pct = strchr(p, '%');
-
-        if (!pct)
-            return add_literal(fmt, p, strlen(p));
-        if ((rc = add_literal(fmt, p, (size_t)(pct - p))) != TS_OK)
-            return rc;
-        if (pct[1] == '%') { /* "%%" is a literal percent */
-            if ((rc = add_literal(fmt, "%", 1)) != TS_OK)
-                return rc;
-            p = pct + 2;
-            continue;
-        }
-        if ((rc = compile_percent(fmt, pct + 1, &p, errbuf, errlen)) != TS_OK)
-            return rc;
-    }
-    return TS_OK;
+    static const struct fmtspec_ops ops = {scan_literal, scan_field};
+    const char *bad = "";
+    size_t badlen = 0;
+    int rc = fmtspec_scan(format, &ops, fmt, &bad, &badlen);
+    if (rc == TS_EOPTVALUE)
+        return spec_error(errbuf, errlen, bad, badlen);
+    return rc;
 }
 
 int jobfmt_compile(const char *format, struct jobfmt **out, char *errbuf, size_t errlen)

@@ -5,6 +5,7 @@
  * with a "+" ("4+"), ranges ("1-infinite") where Slurm prints ranges, and Slurm's own
  * words for what Tessera has no notion of (GRES "(null)", groups "all", CPU load and free
  * memory "N/A" as for a node that never reported them). */
+#include "common/fmtspec.h"
 #include "common/nodefmt.h"
 
 #include "common/errors.h"
@@ -18,7 +19,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define WIDTH_MAX 65535
 #define INFINITE32 UINT32_MAX
 
 /* ---- number helpers ------------------------------------------------------------------- */
@@ -423,55 +423,34 @@ static int spec_error(char *errbuf, size_t errlen, const char *spec, size_t len)
     return TS_EOPTVALUE;
 }
 
-/* "[.#][width]X" at p (after the '%'); sets *end past it. */
-static int compile_percent(struct nodefmt *fmt, const char *p, const char **end, char *errbuf,
-                           size_t errlen)
+static int scan_literal(void *arg, const char *text, size_t len)
 {
-    struct nf_item item = {0};
-    const struct nf_field *f;
-    long w = 0;
+    return add_literal(arg, text, len);
+}
 
-    for (; *p == '.' || *p == '#'; p++)
-        *(*p == '.' ? &item.right : &item.grow) = 1;
-    for (; *p >= '0' && *p <= '9'; p++)
-        if ((w = w * 10 + (*p - '0')) > WIDTH_MAX)
-            return spec_error(errbuf, errlen, p, 1);
-    f = *p ? nf_field_by_letter(*p) : NULL;
-    if (!f) /* Slurm names the offending character, nothing at the end of the format */
-        return spec_error(errbuf, errlen, p, *p ? 1 : 0);
-    item.field = f;
-    item.width = (int)w;
-    *end = p + 1;
+static int scan_field(void *arg, const struct fmtspec_field *f)
+{
+    struct nodefmt *fmt = arg;
+    const struct nf_field *nf = nf_field_by_letter(f->letter);
+    if (!nf)
+        return TS_EOPTVALUE;
     struct nf_item *it = add_item(fmt);
     if (!it)
         return TS_ENOMEM;
-    *it = item;
-    fmt->match |= f->match;
+    *it = (struct nf_item){.field = nf, .width = f->width, .right = f->right, .grow = f->grow};
+    fmt->match |= nf->match;
     return TS_OK;
 }
 
 static int compile_format(struct nodefmt *fmt, const char *format, char *errbuf, size_t errlen)
 {
-    const char *p = format;
-    int rc;
-
-    while (*p) {
-        const char *pct = strchr(p, '%');
-
-        if (!pct)
-            return add_literal(fmt, p, strlen(p));
-        if ((rc = add_literal(fmt, p, (size_t)(pct - p))) != TS_OK)
-            return rc;
-        if (pct[1] == '%') { /* "%%" is a literal percent */
-            if ((rc = add_literal(fmt, "%", 1)) != TS_OK)
-                return rc;
-            p = pct + 2;
-            continue;
-        }
-        if ((rc = compile_percent(fmt, pct + 1, &p, errbuf, errlen)) != TS_OK)
-            return rc;
-    }
-    return TS_OK;
+    static const struct fmtspec_ops ops = {scan_literal, scan_field};
+    const char *bad = "";
+    size_t badlen = 0;
+    int rc = fmtspec_scan(format, &ops, fmt, &bad, &badlen);
+    if (rc == TS_EOPTVALUE)
+        return spec_error(errbuf, errlen, bad, badlen);
+    return rc;
 }
 
 int nodefmt_compile(const char *format, struct nodefmt **out, char *errbuf, size_t errlen)
