@@ -2,11 +2,14 @@
 
 #include "common/conf.h"
 #include "common/errors.h"
+#include "common/jobopt.h"
 #include "common/rpc_client.h"
 
 #include <stdarg.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 
 void cmd_error(const char *prog, const char *fmt, ...)
 {
@@ -57,6 +60,30 @@ int ctl_call(struct ctl *ctl, const Tessera__Request *req, Tessera__Response **r
 const char *ctl_error_text(const struct ctl *ctl)
 {
     return ctl->cli ? rpc_client_error_text(ctl->cli) : "";
+}
+
+void ctl_disconnect(struct ctl *ctl)
+{
+    rpc_client_close(ctl->cli);
+    ctl->cli = NULL;
+}
+
+int cmd_set_origin(const struct jobopt *opt, const char *cwd)
+{
+    char host[256];
+    if (gethostname(host, sizeof(host)) != 0)
+        snprintf(host, sizeof(host), "localhost");
+    host[sizeof(host) - 1] = '\0';
+    for (size_t i = 0; i < opt->ncomponents; i++) {
+        Tessera__JobDesc *d = opt->components[i];
+        free(d->submit_dir);
+        free(d->submit_host);
+        d->submit_dir = strdup(cwd);
+        d->submit_host = strdup(host);
+        if (!d->submit_dir || !d->submit_host)
+            return TS_ENOMEM;
+    }
+    return TS_OK;
 }
 
 void ctl_close(struct ctl *ctl)

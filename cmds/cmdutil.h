@@ -30,6 +30,13 @@ int ctl_connect(struct ctl *ctl);
 int ctl_call(struct ctl *ctl, const Tessera__Request *req, Tessera__Response **resp);
 /* The detail of the last transport failure. */
 const char *ctl_error_text(const struct ctl *ctl);
+/* Drop the connection (after a failure left it unusable); the next call reconnects. */
+void ctl_disconnect(struct ctl *ctl);
 void ctl_close(struct ctl *ctl);
+
+struct jobopt;
+/* Where and from which host the job is submitted (SLURM_SUBMIT_DIR, SLURM_SUBMIT_HOST),
+ * into every component. Returns TS_OK or TS_ENOMEM. */
+int cmd_set_origin(const struct jobopt *opt, const char *cwd);
 
 #endif

@@ -109,25 +109,6 @@ static int set_command(const struct jobopt *opt, const char *cwd)
     return 0;
 }
 
-/* Where and from which host the job was submitted (SLURM_SUBMIT_DIR, SLURM_SUBMIT_HOST). */
-static int set_origin(const struct jobopt *opt, const char *cwd)
-{
-    char host[256];
-    if (gethostname(host, sizeof(host)) != 0)
-        snprintf(host, sizeof(host), "localhost");
-    host[sizeof(host) - 1] = '\0';
-    for (size_t i = 0; i < opt->ncomponents; i++) {
-        Tessera__JobDesc *d = opt->components[i];
-        free(d->submit_dir);
-        free(d->submit_host);
-        d->submit_dir = strdup(cwd);
-        d->submit_host = strdup(host);
-        if (!d->submit_dir || !d->submit_host)
-            return -1;
-    }
-    return 0;
-}
-
 static int submit(struct ctl *ctl, const struct jobopt *opt)
 {
     Tessera__SubmitRequest sub = TESSERA__SUBMIT_REQUEST__INIT;
@@ -191,7 +172,7 @@ int main(int argc, char **argv)
     }
     struct ctl ctl;
     int rc = 1;
-    if (set_command(&opt, cwd) || set_origin(&opt, cwd)) {
+    if (set_command(&opt, cwd) || cmd_set_origin(&opt, cwd)) {
         cmd_error(PROG, "%s", ts_strerror(TS_ENOMEM));
     } else if (ctl_load_conf(&ctl, PROG, NULL) == 0) {
         rc = submit(&ctl, &opt);

@@ -23,6 +23,7 @@
     X(TS_EEXIST, 11, "Already exists")                                                   \
     X(TS_EADDRINUSE, 12, "Address already in use")                                       \
     X(TS_EBUSY, 13, "Too many requests or connections")                                  \
+    X(TS_EINTR, 14, "Interrupted")                                                       \
     /* parsing (100s) */                                                                 \
     X(TS_EHOSTLIST, 100, "Invalid hostlist")                                             \
     X(TS_EIDSET, 101, "Invalid id set")                                                  \

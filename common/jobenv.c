@@ -79,6 +79,7 @@ struct comp {
 
 struct state {
     const struct jobenv_context *ctx;
+    int salloc;                    /* salloc's context rather than a batch script's */
     struct comp *comps;
     size_t n;
     int het;
@@ -283,6 +284,8 @@ enum scope {
 /* Row flags */
 #define F_HET 1u     /* het jobs only */
 #define F_NOPACK 2u  /* no _PACK_GROUP_ alias (a name Slurm never had) */
+#define F_BATCH 4u   /* the batch script's only: its node, its task, its user */
+#define F_LEADER 8u  /* salloc of a het job: also unsuffixed (the leader's id) */
 
 /* A row's value for component c (component 0 for JOB rows): a pointer to text (into buf
  * for numbers, or to a string that outlives the call), or NULL when the variable is not
@@ -454,8 +457,8 @@ static const char *v_batch(const struct state *st, const struct comp *c, char *b
  * exists with the suffix" gives them suffixes too (Slurm's salloc does the same). */
 static const struct envvar vars[] = {
     {"SLURM_CLUSTER_NAME", JOB, 0, v_cluster},
-    {"SLURM_JOB_ID", COMP, 0, v_job_id},
-    {"SLURM_JOBID", COMP, 0, v_job_id},
+    {"SLURM_JOB_ID", COMP, F_LEADER, v_job_id},
+    {"SLURM_JOBID", COMP, F_LEADER, v_job_id},
     {"SLURM_JOB_NAME", COMP, 0, v_name},
     {"SLURM_JOB_NUM_NODES", COMP, 0, v_nnodes},
     {"SLURM_JOB_NODES", HET_ONLY, F_NOPACK, v_nnodes}, /* the seed's name (SPEC 1.5) */
@@ -477,25 +480,25 @@ static const struct envvar vars[] = {
     {"SLURM_JOB_END_TIME", COMP, 0, v_end_time},
     {"SLURM_HET_SIZE", JOB, F_HET, v_het_size},
     {"SLURM_PACK_SIZE", JOB, F_HET, v_het_size},
-    {"SLURM_JOB_UID", JOB, 0, v_uid},
-    {"SLURM_JOB_GID", JOB, 0, v_gid},
-    {"SLURM_JOB_USER", JOB, 0, v_user},
+    {"SLURM_JOB_UID", JOB, F_BATCH, v_uid},
+    {"SLURM_JOB_GID", JOB, F_BATCH, v_gid},
+    {"SLURM_JOB_USER", JOB, F_BATCH, v_user},
     {"SLURM_SUBMIT_DIR", JOB, 0, v_submit_dir},
     {"SLURM_SUBMIT_HOST", JOB, 0, v_submit_host},
-    {"SLURM_EXPORT_ENV", JOB, 0, v_export},
-    {"SLURM_OPEN_MODE", JOB, 0, v_open_mode},
-    {"SLURMD_NODENAME", JOB, 0, v_node},
-    {"SLURM_CPUS_ON_NODE", JOB, 0, v_cpus_on_node},
-    {"SLURM_NODEID", JOB, 0, v_zero},
-    {"SLURM_PROCID", JOB, 0, v_zero},
-    {"SLURM_LOCALID", JOB, 0, v_zero},
-    {"SLURM_GTIDS", JOB, 0, v_zero},
-    {"SLURM_TOPOLOGY_ADDR", JOB, 0, v_node},
-    {"SLURM_TOPOLOGY_ADDR_PATTERN", JOB, 0, v_topo_pattern},
+    {"SLURM_EXPORT_ENV", JOB, F_BATCH, v_export},
+    {"SLURM_OPEN_MODE", JOB, F_BATCH, v_open_mode},
+    {"SLURMD_NODENAME", JOB, F_BATCH, v_node},
+    {"SLURM_CPUS_ON_NODE", JOB, F_BATCH, v_cpus_on_node},
+    {"SLURM_NODEID", JOB, F_BATCH, v_zero},
+    {"SLURM_PROCID", JOB, F_BATCH, v_zero},
+    {"SLURM_LOCALID", JOB, F_BATCH, v_zero},
+    {"SLURM_GTIDS", JOB, F_BATCH, v_zero},
+    {"SLURM_TOPOLOGY_ADDR", JOB, F_BATCH, v_node},
+    {"SLURM_TOPOLOGY_ADDR_PATTERN", JOB, F_BATCH, v_topo_pattern},
     /* Not SLURM_*, but Slurm sets both for every batch script (HOSTNAME is the node's
      * name in the cluster, not gethostname's). */
-    {"ENVIRONMENT", JOB, 0, v_batch},
-    {"HOSTNAME", JOB, 0, v_node},
+    {"ENVIRONMENT", JOB, F_BATCH, v_batch},
+    {"HOSTNAME", JOB, F_BATCH, v_node},
 };
 #define NVARS (sizeof(vars) / sizeof(vars[0]))
 
@@ -529,12 +532,15 @@ static size_t strip_group_suffix(const char *name, size_t len)
     return len;
 }
 
-static int is_owned(const char *name, size_t len)
+/* salloc keeps the user's HOSTNAME and ENVIRONMENT: only a batch script gets Slurm's. */
+static int is_owned(const char *name, size_t len, int salloc)
 {
     size_t base = strip_group_suffix(name, len);
     for (size_t i = 0; i < NVARS; i++) {
         size_t vl = strlen(vars[i].name);
         if (vl != base || memcmp(name, vars[i].name, vl) != 0)
+            continue;
+        if (salloc && (vars[i].flags & F_BATCH) && strncmp(name, "SLURM", 5) != 0)
             continue;
         if (base == len ? vars[i].scope != HET_ONLY : vars[i].scope != JOB)
             return 1;
@@ -559,6 +565,7 @@ struct envbuf {
     size_t n, cap;
     struct hashmap *index; /* name -> slot + 1 */
     int oom;
+    int salloc;            /* the owned names of salloc's context */
 };
 
 static void env_put(struct envbuf *e, const char *name, size_t nlen, const char *value)
@@ -605,7 +612,7 @@ static void env_put(struct envbuf *e, const char *name, size_t nlen, const char 
 static void env_put_entry(struct envbuf *e, const char *entry)
 {
     const char *eq = entry ? strchr(entry, '=') : NULL;
-    if (!eq || eq == entry || is_owned(entry, (size_t)(eq - entry)))
+    if (!eq || eq == entry || is_owned(entry, (size_t)(eq - entry), e->salloc))
         return;
     env_put(e, entry, (size_t)(eq - entry), eq + 1);
 }
@@ -721,11 +728,39 @@ static void put_var(struct envbuf *e, const struct state *st, const struct envva
         env_put(e, name, (size_t)w, value);
 }
 
+/* Whether row v is set unsuffixed. SPEC 1.5: in salloc's context a het job has only the
+ * job-wide rows and the leader's id unsuffixed. */
+static int unsuffixed(const struct state *st, const struct envvar *v)
+{
+    if (v->scope == HET_ONLY || (!st->het && (v->flags & F_HET)))
+        return 0;
+    if (st->salloc && (v->flags & F_BATCH))
+        return 0;
+    if (st->salloc && st->het)
+        return v->scope == JOB || (v->flags & F_LEADER);
+    return 1;
+}
+
+/* salloc of a het job: SLURM_NTASKS is the sum when every component gave a count. */
+static void put_total_tasks(struct envbuf *e, const struct state *st)
+{
+    uint64_t total = 0;
+    for (size_t c = 0; c < st->n; c++) {
+        if (!st->comps[c].desc->has_ntasks || !st->comps[c].desc->ntasks)
+            return;
+        total += st->comps[c].desc->ntasks;
+    }
+    char buf[32];
+    env_put(e, "SLURM_NTASKS", strlen("SLURM_NTASKS"), fmt_u64(buf, sizeof(buf), total));
+}
+
 static void put_computed(struct envbuf *e, const struct state *st)
 {
     for (size_t i = 0; i < NVARS; i++)
-        if (vars[i].scope != HET_ONLY && (st->het || !(vars[i].flags & F_HET)))
+        if (unsuffixed(st, &vars[i]))
             put_var(e, st, &vars[i], 0, NULL);
+    if (st->salloc && st->het)
+        put_total_tasks(e, st);
     if (!st->het)
         return;
     static const char *const tags[] = {"HET", "PACK"};
@@ -738,13 +773,15 @@ static void put_computed(struct envbuf *e, const struct state *st)
             }
 }
 
-/* NULL also when there is no component 0 to describe. A NULL ctx is an empty one. */
-char **jobenv_batch(const Tessera__JobRecord *const *components, size_t n,
+/* NULL also when there is no component 0 to describe. A NULL ctx is an empty one.
+ * envp NULL: the batch context (the submitter's environment as --export says); else
+ * salloc's context, starting from envp. */
+static char **build(const Tessera__JobRecord *const *components, size_t n, char *const *envp,
                     const struct jobenv_context *ctx)
 {
     static const struct jobenv_context no_ctx = {NULL, NULL, NULL};
-    struct state st = {.ctx = ctx ? ctx : &no_ctx, .n = n};
-    struct envbuf e = {0};
+    struct state st = {.ctx = ctx ? ctx : &no_ctx, .n = n, .salloc = envp != NULL};
+    struct envbuf e = {.salloc = envp != NULL};
 
     if (!components || n == 0 || !components[0])
         return NULL;
@@ -756,7 +793,11 @@ char **jobenv_batch(const Tessera__JobRecord *const *components, size_t n,
             goto fail; /* comp_fini below frees what it got: the array starts zeroed */
     find_batch_node(&st);
 
-    export_env(&e, st.comps[0].desc);
+    if (envp)
+        for (size_t i = 0; envp[i]; i++)
+            env_put_entry(&e, envp[i]);
+    else
+        export_env(&e, st.comps[0].desc);
     put_computed(&e, &st);
     if (e.oom)
         goto fail;
@@ -780,6 +821,19 @@ fail:
         free(e.v);
     }
     return NULL;
+}
+
+char **jobenv_batch(const Tessera__JobRecord *const *components, size_t n,
+                    const struct jobenv_context *ctx)
+{
+    return build(components, n, NULL, ctx);
+}
+
+char **jobenv_salloc(const Tessera__JobRecord *const *components, size_t n, char *const *envp,
+                     const struct jobenv_context *ctx)
+{
+    static char *const none[] = {NULL};
+    return build(components, n, envp ? envp : none, ctx);
 }
 
 void jobenv_free(char **env)

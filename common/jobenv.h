@@ -1,6 +1,6 @@
-/* The environment of a job's batch script (SPEC 1.5, "Batch script" context): the
- * submitter's environment as --export says, plus Slurm's SLURM_* variables describing the
- * allocation. Unsuffixed variables describe component 0; a het job also gets
+/* The environment of a job's batch script (SPEC 1.5, "Batch script" context), and of
+ * salloc's command ("salloc" context): the submitter's environment (as --export says, for
+ * a batch script), plus Slurm's SLURM_* variables describing the allocation. Unsuffixed variables describe component 0; a het job also gets
  * SLURM_HET_SIZE and every per-component variable with the suffix _HET_GROUP_<n>.
  * Pure: computed from the job records (with their allocations) alone. */
 #ifndef TESSERA_COMMON_JOBENV_H
@@ -22,6 +22,14 @@ struct jobenv_context {
  * jobenv_free), or NULL when out of memory. Later entries never repeat a name. */
 char **jobenv_batch(const Tessera__JobRecord *const *components, size_t n,
                     const struct jobenv_context *ctx);
+/* salloc's context (SPEC 1.5): the command runs where salloc runs, with envp (salloc's
+ * own environment, minus the names this module owns) and the allocation's variables. A
+ * plain job's are unsuffixed as in a batch script; a het job has only SLURM_JOB_ID,
+ * SLURM_JOBID, SLURM_HET_SIZE (and SLURM_NTASKS, the sum, when every component gave -n)
+ * and the job-wide ones unsuffixed, the rest with _HET_GROUP_<n>. Nothing of a node or a
+ * task (SLURMD_NODENAME, SLURM_PROCID, ...): the command runs on no node of the job. */
+char **jobenv_salloc(const Tessera__JobRecord *const *components, size_t n, char *const *envp,
+                     const struct jobenv_context *ctx);
 void jobenv_free(char **env);
 
 /* Slurm's compressed per-node lists: "4(x2),2" for 4,4,2. buf gets the text; returns it. */

@@ -413,14 +413,15 @@ static const char *default_name(const struct parse *p)
 {
     const char *name = NULL;
 
+    if (p->in->cmd == JOBOPT_SALLOC)
+        return "interactive"; /* whatever the command, as Slurm's salloc */
     if (p->in->cmd == JOBOPT_SBATCH)
         name = p->wrap ? "wrap" : p->out->script_path ? base_name(p->out->script_path) : NULL;
     else if (p->out->command)
         name = base_name(p->out->command[0]);
     if (name && *name)
         return name;
-    return p->in->cmd == JOBOPT_SBATCH ? "sbatch" : p->in->cmd == JOBOPT_SALLOC ? "salloc"
-                                                                                : "srun";
+    return p->in->cmd == JOBOPT_SBATCH ? "sbatch" : "srun";
 }
 
 /* An unset or empty field takes the default. */

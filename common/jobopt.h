@@ -67,7 +67,7 @@ struct jobopt {
  *    takes one program per component ("srun -n1 a : -n2 b"); a component without one
  *    takes the next component's ("srun -n2 : -n1 hostname" runs hostname in both);
  *  - defaults: name (sbatch: the script's file name, "wrap", or "sbatch" for standard
- *    input; salloc/srun: the command's file name, or "salloc"/"srun") and work_dir
+ *    input; salloc: "interactive"; srun: the program's file name, or "srun") and work_dir
  *    (in->cwd; a relative -D is taken relative to it).
  * With --help, --usage or --version the parse stops there and succeeds with one empty
  * component, as Slurm prints and exits at once. */

@@ -6,6 +6,7 @@
 #include "common/wire.h"
 
 #include <errno.h>
+#include <limits.h>
 #include <netdb.h>
 #include <netinet/in.h>
 #include <netinet/tcp.h>
@@ -24,7 +25,8 @@ struct rpc_client {
     char *munge_socket;
     uid_t server_uid;
     int cred_ttl;
-    int timeout_ms;
+    int timeout_ms;      /* -1: none */
+    const volatile sig_atomic_t *interrupt;
     uint64_t next_id;
     struct wire_session session;
     struct frame_reader reader;
@@ -43,15 +45,23 @@ static void set_error(struct rpc_client *cli, const char *fmt, const char *detai
     snprintf(cli->error_text, sizeof(cli->error_text), fmt, detail);
 }
 
-/* Wait until fd is ready for events or the deadline passes. */
-static int wait_fd(int fd, short events, int64_t deadline)
+static int64_t deadline_after(int timeout_ms)
+{
+    return timeout_ms < 0 ? INT64_MAX : now_ms() + timeout_ms;
+}
+
+/* Wait until fd is ready for events or the deadline passes; a signal that set *intr ends
+ * the wait with TS_EINTR. */
+static int wait_fd(int fd, short events, int64_t deadline, const volatile sig_atomic_t *intr)
 {
     for (;;) {
+        if (intr && *intr)
+            return TS_EINTR;
         int64_t left = deadline - now_ms();
         if (left <= 0)
             return TS_ETIMEDOUT;
         struct pollfd p = {.fd = fd, .events = events};
-        int n = poll(&p, 1, (int)left);
+        int n = poll(&p, 1, left > INT_MAX ? INT_MAX : (int)left);
         if (n > 0)
             return TS_OK;
         if (n < 0 && errno != EINTR)
@@ -68,7 +78,7 @@ static int connect_one(const struct addrinfo *ai, int64_t deadline, int *fd_out)
     if (connect(fd, ai->ai_addr, ai->ai_addrlen) != 0) {
         if (errno != EINPROGRESS)
             err = TS_ECONNECT;
-        else if ((err = wait_fd(fd, POLLOUT, deadline)) == TS_OK) {
+        else if ((err = wait_fd(fd, POLLOUT, deadline, NULL)) == TS_OK) {
             int soerr = 0;
             socklen_t sl = sizeof(soerr);
             getsockopt(fd, SOL_SOCKET, SO_ERROR, &soerr, &sl);
@@ -115,7 +125,7 @@ int rpc_client_connect(const struct rpc_client_config *cfg, struct rpc_client **
         return TS_ECONNECT;
     }
     int err = TS_ECONNECT;
-    int64_t deadline = now_ms() + cli->timeout_ms;
+    int64_t deadline = deadline_after(cli->timeout_ms);
     for (struct addrinfo *ai = res; ai && err; ai = ai->ai_next)
         err = connect_one(ai, deadline, &cli->fd);
     freeaddrinfo(res);
@@ -146,7 +156,12 @@ void rpc_client_close(struct rpc_client *cli)
 
 void rpc_client_set_timeout(struct rpc_client *cli, int timeout_ms)
 {
-    cli->timeout_ms = timeout_ms > 0 ? timeout_ms : 30000;
+    cli->timeout_ms = timeout_ms < 0 ? -1 : timeout_ms > 0 ? timeout_ms : 30000;
+}
+
+void rpc_client_set_interrupt(struct rpc_client *cli, const volatile sig_atomic_t *flag)
+{
+    cli->interrupt = flag;
 }
 
 const char *rpc_client_error_text(const struct rpc_client *cli)
@@ -162,7 +177,7 @@ static int send_all(struct rpc_client *cli, const uint8_t *data, size_t len, int
             data += n;
             len -= (size_t)n;
         } else if (n < 0 && (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR)) {
-            int err = wait_fd(cli->fd, POLLOUT, deadline);
+            int err = wait_fd(cli->fd, POLLOUT, deadline, cli->interrupt);
             if (err)
                 return err;
         } else {
@@ -198,7 +213,7 @@ static int recv_frame(struct rpc_client *cli, int64_t deadline, uint8_t **payloa
             set_error(cli, "%s", "the daemon closed the connection");
             return frame_reader_eof(&cli->reader) ? TS_EFRAME_TRUNCATED : TS_ECLOSED;
         } else if (errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR) {
-            int err = wait_fd(cli->fd, POLLIN, deadline);
+            int err = wait_fd(cli->fd, POLLIN, deadline, cli->interrupt);
             if (err)
                 return err;
         } else {
@@ -242,7 +257,7 @@ static int seal_request(struct rpc_client *cli, const uint8_t *body, size_t blen
 static int exchange(struct rpc_client *cli, const uint8_t *payload, size_t plen,
                     Tessera__Envelope **env)
 {
-    int64_t deadline = now_ms() + cli->timeout_ms;
+    int64_t deadline = deadline_after(cli->timeout_ms);
     uint8_t header[FRAME_HEADER_SIZE];
     int err = frame_header_encode(header, plen);
     if (!err)

@@ -8,6 +8,7 @@
 #include "tessera.pb-c.h"
 
 #include <stddef.h>
+#include <signal.h>
 #include <stdint.h>
 #include <sys/types.h>
 
@@ -26,7 +27,11 @@ struct rpc_client_config {
 /* Connect (TS_ECONNECT when nobody answers). No data is sent yet. */
 int rpc_client_connect(const struct rpc_client_config *cfg, struct rpc_client **out);
 void rpc_client_close(struct rpc_client *cli);
+/* Per call from now on; 0: 30 s, negative: none (a request the server holds open). */
 void rpc_client_set_timeout(struct rpc_client *cli, int timeout_ms);
+/* A flag a signal handler sets: a call waiting for the server ends with TS_EINTR once it
+ * is set (the connection is unusable afterwards, as after any failure). NULL: none. */
+void rpc_client_set_interrupt(struct rpc_client *cli, const volatile sig_atomic_t *flag);
 
 /* Send req (its id is assigned here) and wait for its response. TS_OK means a response
  * arrived: *resp is set (free with tessera__response__free_unpacked(*resp, NULL)) and may

@@ -182,6 +182,7 @@ void ctld_destroy(struct ctld *c)
         return;
     /* Stop taking requests, then make everything queued durable before leaving. */
     rpc_server_destroy(c->server);
+    job_alloc_fini(c);
     sched_fini(c);
     node_table_free(&c->nodes); /* closes the lines to node daemons */
     if (c->loop) {

@@ -18,6 +18,7 @@ struct conf;
 struct loop;
 struct loop_timer;
 struct sched_state;
+struct alloc_waiter;
 struct store;
 struct rpc_server;
 
@@ -39,6 +40,11 @@ struct ctld {
     struct job_table jobs;
     struct node_table nodes;      /* ctld/node.h */
     struct sched_state *sched;    /* ctld/sched.c */
+
+    /* salloc's requests waiting for an allocation or its end (ctld/job_alloc.c) */
+    struct alloc_waiter *alloc_waiters;
+    int alloc_check_posted;
+    int alloc_closed;             /* shutting down: answers are dropped, nothing follows */
 };
 
 struct ctld_options {

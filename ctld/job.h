@@ -165,11 +165,25 @@ void job_signal_unit(struct ctld *c, struct job *leader, int signo);
 void job_suspend_unit(struct ctld *c, struct job *leader, int resume);
 /* A node daemon reported the end of a batch script. */
 void job_batch_ended(struct ctld *c, const Tessera__JobCompleteRequest *msg);
+/* Whether a started, unfinished component of the unit holds resources on node. */
+int job_unit_uses_node(const struct job *leader, const char *node);
 /* Units with a component on n end NODE_FAIL (or are requeued when they asked). */
 void job_node_failed(struct ctld *c, struct node *n);
 void job_node_failed_unit(struct ctld *c, struct job *leader);
 /* Components past their time limit are terminated (TIMEOUT). */
 void job_check_time_limits(struct ctld *c, time_t now);
+
+/* An allocation's command ended (salloc): its processes on the nodes are stopped and the
+ * unit ends in state with the command's wait status. */
+void job_finish_allocation(struct ctld *c, struct job *leader, Tessera__JobState state,
+                           int status);
+
+/* --- interactive allocations (ctld/job_alloc.c) ------------------------------------- */
+
+/* A job changed (job_save calls it): waiters whose job reached its state are answered. */
+void job_alloc_changed(struct ctld *c);
+/* Drop the waiters (at shutdown). */
+void job_alloc_fini(struct ctld *c);
 
 /* The default priority of a new component (FIFO by id, shifted by nice). */
 uint32_t job_default_priority(const Tessera__JobRecord *rec);

@@ -264,7 +264,7 @@ void job_node_failed_unit(struct ctld *c, struct job *leader)
         job_end_unit(c, leader, TESSERA__JOB_STATE__JOB_NODE_FAIL, 0);
 }
 
-static int unit_uses(const struct job *leader, const char *node)
+int job_unit_uses_node(const struct job *leader, const char *node)
 {
     for (size_t i = 0; i < job_ncomponents(leader); i++) {
         const Tessera__JobRecord *r = job_component(leader, i)->rec;
@@ -281,7 +281,7 @@ void job_node_failed(struct ctld *c, struct node *n)
 {
     for (struct job *j = c->jobs.head; j;) {
         struct job *next = j->next;
-        if (j->leader == j && unit_uses(j, n->name)) {
+        if (j->leader == j && job_unit_uses_node(j, n->name)) {
             log_warn("job %u: node %s failed", j->rec->job_id, n->name);
             job_node_failed_unit(c, j);
         }
@@ -569,6 +569,13 @@ static void launch_after_commit(void *arg, int err)
     free(bl.std_err);
     free(bl.std_in);
     jobenv_free(env);
+}
+
+void job_finish_allocation(struct ctld *c, struct job *leader, Tessera__JobState state,
+                           int status)
+{
+    signal_unit(c, leader, SIGTERM, 1); /* steps still running there are stopped */
+    job_end_unit(c, leader, state, status);
 }
 
 void job_signal_unit(struct ctld *c, struct job *leader, int signo)

@@ -21,6 +21,7 @@ int job_save(struct ctld *c, struct job *j)
     store_key_u64(key, j->rec->job_id);
     int err = store_put(c->store, STORE_DB_JOBS, key, sizeof(key), buf, len);
     free(buf);
+    job_alloc_changed(c);
     return err;
 }
 
@@ -30,6 +31,7 @@ int job_forget(struct ctld *c, struct job *j)
     store_key_u64(key, j->rec->job_id);
     int err = store_del(c->store, STORE_DB_JOBS, key, sizeof(key));
     job_table_remove(&c->jobs, j);
+    job_alloc_changed(c);
     return err;
 }
 

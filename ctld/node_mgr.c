@@ -226,14 +226,16 @@ static int listed(const uint32_t *ids, size_t n, uint32_t id)
 }
 
 /* Jobs whose batch script ran on the node but that its daemon no longer has: they ended
- * while the daemon was gone (it restarted, and kills what it finds of its previous life). */
+ * while the daemon was gone (it restarted, and kills what it finds of its previous life).
+ * An allocation without a script (salloc) has nothing on its nodes between steps. */
 static void reconcile_lost(struct ctld *c, struct node *n, const uint32_t *ids, size_t nids)
 {
     struct job *j = c->jobs.head;
     while (j) {
         struct job *next = j->next;
         const Tessera__JobRecord *r = j->rec;
-        if (j->leader == j && r->state != TESSERA__JOB_STATE__JOB_PENDING &&
+        if (j->leader == j && (r->batch || r->desc->script) &&
+            r->state != TESSERA__JOB_STATE__JOB_PENDING &&
             !jobstate_is_finished(r->state) && r->batch_host && !strcmp(r->batch_host, n->name) &&
             !listed(ids, nids, r->job_id)) {
             log_warn("job %u: its batch script is gone from %s", r->job_id, n->name);
@@ -251,9 +253,8 @@ static size_t unknown_here(struct ctld *c, const struct node *n, const uint32_t 
     for (size_t i = 0; i < nids; i++) {
         struct job *j = job_find(&c->jobs, ids[i]);
         const Tessera__JobRecord *r = j ? j->leader->rec : NULL;
-        int ours = r && !jobstate_is_finished(r->state) &&
-                   r->state != TESSERA__JOB_STATE__JOB_PENDING && r->batch_host &&
-                   !strcmp(r->batch_host, n->name);
+        /* the batch script, or steps of any component placed there */
+        int ours = r && !jobstate_is_finished(r->state) && job_unit_uses_node(j->leader, n->name);
         /* an end not yet acknowledged is also listed: a finished job is fine then */
         if (!ours && !(r && jobstate_is_finished(r->state)))
             out[k++] = ids[i];

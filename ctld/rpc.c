@@ -130,5 +130,7 @@ const struct rpc_handler ctld_rpc_handlers[] = {
     {TESSERA__REQUEST__MSG_SCHED_STATS, "sched_stats", ctld_handle_sched_stats},
     {TESSERA__REQUEST__MSG_RECONFIGURE, "reconfigure", ctld_handle_reconfigure},
     {TESSERA__REQUEST__MSG_SCHEDULE, "schedule", ctld_handle_schedule},
+    {TESSERA__REQUEST__MSG_ALLOC_WAIT, "alloc_wait", ctld_handle_alloc_wait},
+    {TESSERA__REQUEST__MSG_JOB_FINISH, "job_finish", ctld_handle_job_finish},
 };
 const size_t ctld_rpc_nhandlers = sizeof(ctld_rpc_handlers) / sizeof(ctld_rpc_handlers[0]);

@@ -9,6 +9,8 @@ void ctld_handle_submit(struct rpc_request *req, const Tessera__Request *msg, vo
 void ctld_handle_job_query(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_job_action(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_job_update(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+void ctld_handle_alloc_wait(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+void ctld_handle_job_finish(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_partition_query(struct rpc_request *req, const Tessera__Request *msg,
                                  void *arg);
 

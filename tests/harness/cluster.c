@@ -135,6 +135,21 @@ int harness_cmd_full(struct harness_cluster *c, uid_t uid, const char *const ext
                           30000);
 }
 
+pid_t harness_cmd_spawn(struct harness_cluster *c, const char *cmd, const char *const args[],
+                        const char *log)
+{
+    char bin[512];
+    snprintf(bin, sizeof(bin), "%s/%s", TESSERA_BIN_DIR, cmd);
+    char *argv[64];
+    size_t n = 0;
+    argv[n++] = bin;
+    for (size_t i = 0; args && args[i] && n < 63; i++)
+        argv[n++] = (char *)args[i];
+    argv[n] = NULL;
+    char *env[] = {c->conf_env, NULL};
+    return harness_spawn(argv, env, log);
+}
+
 const char *harness_node_lines(struct harness_cluster *c, int n, const char *attrs, char *buf,
                                size_t len)
 {

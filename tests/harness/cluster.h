@@ -48,6 +48,10 @@ int harness_cmd(struct harness_cluster *c, const char *cmd, const char *const ar
 /* The same as user uid (its group id taken equal to uid, as nobody/nogroup 65534). */
 int harness_cmd_as(struct harness_cluster *c, uid_t uid, const char *cmd, const char *const args[],
                    char **out, char **err);
+/* Start a command in the background (its own process group), stdout and stderr appended
+ * to log. Returns its pid (wait with harness_wait), or -1. */
+pid_t harness_cmd_spawn(struct harness_cluster *c, const char *cmd, const char *const args[],
+                        const char *log);
 /* "NodeName=n1 NodeAddr=127.0.0.1 Port=P1 <attrs>\n..." for nodes n1..nn, with the ports
  * reserved at init, into buf. */
 const char *harness_node_lines(struct harness_cluster *c, int n, const char *attrs, char *buf,

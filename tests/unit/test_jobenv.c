@@ -800,6 +800,111 @@ static void test_sparse_record(void **state)
 
 /* ---- count compression -------------------------------------------------------------- */
 
+/* ---- salloc's context ------------------------------------------------------------- */
+
+static char **build_salloc(struct fx *f, size_t n, char **envp)
+{
+    const Tessera__JobRecord *recs[4];
+    assert_true(n <= 4);
+    for (size_t i = 0; i < n; i++)
+        recs[i] = &f[i].rec;
+    struct jobenv_context ctx = {.cluster = "ref"};
+    char **env = jobenv_salloc(recs, n, envp, &ctx);
+    assert_non_null(env);
+    return env;
+}
+
+/* Reference: "salloc -n2 --mem=100 env" (job 530) gave these, and nothing of a node or a
+ * task. */
+static void test_salloc_plain(void **state)
+{
+    (void)state;
+    struct fx f;
+    fx_init(&f, 530, "interactive");
+    f.desc.has_ntasks = 1;
+    f.desc.ntasks = 2;
+    f.desc.has_mem_per_node_mb = 1;
+    f.desc.mem_per_node_mb = 100;
+    fx_node(&f, "n1", 2, 2);
+    char *envp[] = {"HOME=/home/alice", "HOSTNAME=login1", "SLURMD_NODENAME=n9",
+                    "SLURM_PROCID=4", "SLURM_STEP_ID=3", NULL};
+    char **env = build_salloc(&f, 1, envp);
+    expect(env, "HOME", "/home/alice");
+    expect(env, "HOSTNAME", "login1"); /* the user's, unlike a batch script's */
+    expect(env, "SLURM_CLUSTER_NAME", "ref");
+    expect(env, "SLURM_JOB_ID", "530");
+    expect(env, "SLURM_JOBID", "530");
+    expect(env, "SLURM_JOB_NAME", "interactive");
+    expect(env, "SLURM_JOB_NODELIST", "n1");
+    expect(env, "SLURM_NODELIST", "n1");
+    expect(env, "SLURM_JOB_NUM_NODES", "1");
+    expect(env, "SLURM_NNODES", "1");
+    expect(env, "SLURM_JOB_PARTITION", "debug");
+    expect(env, "SLURM_JOB_CPUS_PER_NODE", "2");
+    expect(env, "SLURM_MEM_PER_NODE", "100");
+    expect(env, "SLURM_NTASKS", "2");
+    expect(env, "SLURM_NPROCS", "2");
+    expect(env, "SLURM_TASKS_PER_NODE", "2");
+    expect(env, "SLURM_SUBMIT_DIR", "/home/alice/run");
+    expect(env, "SLURM_SUBMIT_HOST", "login1");
+    /* the outer job's node and task identities are gone, and none are made up */
+    absent(env, "SLURMD_NODENAME");
+    absent(env, "SLURM_PROCID");
+    absent(env, "SLURM_STEP_ID");
+    absent(env, "SLURM_NODEID");
+    absent(env, "SLURM_LOCALID");
+    absent(env, "SLURM_JOB_USER");
+    absent(env, "SLURM_HET_SIZE");
+    absent(env, "ENVIRONMENT");
+    no_duplicates(env);
+    jobenv_free(env);
+}
+
+/* SPEC 1.5: "salloc -N1 : -N2" -- only the leader's id and the size unsuffixed. */
+static void test_salloc_het(void **state)
+{
+    (void)state;
+    struct fx f[2];
+    fx_init(&f[0], 11741, "interactive");
+    fx_init(&f[1], 11742, "interactive");
+    fx_het(f, 2);
+    fx_node(&f[0], "nid00001", 1, 1);
+    fx_node(&f[1], "nid00011", 1, 1);
+    fx_node(&f[1], "nid00012", 1, 1);
+    char *envp[] = {"SLURM_JOB_NODELIST=stale", "SLURM_NTASKS=9", NULL};
+    char **env = build_salloc(f, 2, envp);
+    expect(env, "SLURM_JOB_ID", "11741");
+    expect(env, "SLURM_JOBID", "11741");
+    expect(env, "SLURM_HET_SIZE", "2");
+    expect(env, "SLURM_JOB_ID_HET_GROUP_0", "11741");
+    expect(env, "SLURM_JOB_ID_HET_GROUP_1", "11742");
+    expect(env, "SLURM_JOB_NODES_HET_GROUP_0", "1");
+    expect(env, "SLURM_JOB_NODES_HET_GROUP_1", "2");
+    expect(env, "SLURM_JOB_NUM_NODES_HET_GROUP_1", "2");
+    expect(env, "SLURM_JOB_NODELIST_HET_GROUP_0", "nid00001");
+    expect(env, "SLURM_JOB_NODELIST_HET_GROUP_1", "nid[00011-00012]");
+    expect(env, "SLURM_JOB_CPUS_PER_NODE_HET_GROUP_1", "1(x2)");
+    expect(env, "SLURM_JOBID_PACK_GROUP_1", "11742");
+    expect(env, "SLURM_SUBMIT_DIR", "/home/alice/run");
+    absent(env, "SLURM_JOB_NODELIST"); /* the submitter's stale one is dropped too */
+    absent(env, "SLURM_JOB_NUM_NODES");
+    absent(env, "SLURM_JOB_NAME");
+    absent(env, "SLURM_NTASKS"); /* not every component gave -n */
+    absent(env, "SLURM_JOB_PARTITION");
+    no_duplicates(env);
+    jobenv_free(env);
+
+    /* every component gave -n: SLURM_NTASKS is the sum */
+    f[0].desc.has_ntasks = f[1].desc.has_ntasks = 1;
+    f[0].desc.ntasks = 1;
+    f[1].desc.ntasks = 4;
+    env = build_salloc(f, 2, NULL);
+    expect(env, "SLURM_NTASKS", "5");
+    expect(env, "SLURM_NTASKS_HET_GROUP_1", "4");
+    absent(env, "SLURM_NPROCS");
+    jobenv_free(env);
+}
+
 static void test_compress_counts(void **state)
 {
     char buf[64];
@@ -840,6 +945,8 @@ int main(void)
         cmocka_unit_test(test_submitter_duplicates),
         cmocka_unit_test(test_batch_node),
         cmocka_unit_test(test_sparse_record),
+        cmocka_unit_test(test_salloc_plain),
+        cmocka_unit_test(test_salloc_het),
         cmocka_unit_test(test_compress_counts),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

@@ -1500,7 +1500,7 @@ static void test_defaults(void **state)
     jobopt_free(&o);
 
     ok(JOBOPT_SALLOC, ARGV("-N1"), NULL, NULL, &o);
-    assert_string_equal(o.components[0]->name, "salloc");
+    assert_string_equal(o.components[0]->name, "interactive");
     assert_null(o.command);
     jobopt_free(&o);
     ok(JOBOPT_SRUN, ARGV("-N1"), NULL, NULL, &o);
@@ -1522,8 +1522,8 @@ static void test_salloc_command(void **state)
     assert_string_equal(o.command[3], ":");
     assert_string_equal(o.command[4], "-n1");
     assert_null(o.command[5]);
-    assert_string_equal(o.components[0]->name, "bash");
-    assert_string_equal(o.components[1]->name, "bash");
+    assert_string_equal(o.components[0]->name, "interactive");
+    assert_string_equal(o.components[1]->name, "interactive");
     assert_int_equal(o.components[0]->n_argv, 0);
     assert_null(o.components[0]->script);
     assert_int_equal(o.components[0]->n_environment, 1);
