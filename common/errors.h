@@ -98,7 +98,14 @@
     X(TS_EJOB_NOT_FINISHED, 1031, "Job is not finished")                                \
     X(TS_EUSER_ID, 1032, "Invalid user id")                                             \
     X(TS_EINVALID_TIME, 1033, "Invalid time specified")                                 \
-    X(TS_ETRANSITION, 1034, "Job can not be altered now, try again later")
+    X(TS_ETRANSITION, 1034, "Job can not be altered now, try again later")              \
+    X(TS_ESTEP_NOT_FOUND, 1035, "Job step not found")                                   \
+    X(TS_EHET_GROUP, 1036, "Invalid het group")                                         \
+    X(TS_EHETJOB_STEPS, 1037, "Heterogeneous job steps are disabled")                   \
+                                                                                         \
+    X(TS_ECRED_INVALID, 1100, "Invalid job credential")                                 \
+    X(TS_ECRED_EXPIRED, 1101, "Job credential expired")                                 \
+    X(TS_ECRED_REPLAYED, 1102, "Job credential replayed")
 
 typedef enum ts_err {
 #define TS_ERR_ENUM(name, num, text) name = num,
