@@ -57,7 +57,8 @@ int alloc_submit(struct alloc *a, const struct jobopt *opt)
         rc = 1;
     } else {
         a->job_id = resp->submit->job_id;
-        info(a, "Pending job allocation %u", a->job_id);
+        if (!a->srun)
+            info(a, "Pending job allocation %u", a->job_id);
     }
     tessera__response__free_unpacked(resp, NULL);
     return rc;
@@ -75,12 +76,13 @@ static void pause_ms(int ms, const volatile sig_atomic_t *intr)
 /* One AllocWait, held open by the controller. A lost controller is retried (it may be
  * restarting: the allocation is in its state); TS_EINTR when *intr is set. *resp holds
  * an AllocWait answer or an Error. */
-static int wait_call(struct alloc *a, int until_end, const volatile sig_atomic_t *intr,
-                     Tessera__Response **resp)
+static int wait_call(struct alloc *a, int until_end, uint32_t timeout_ms,
+                     const volatile sig_atomic_t *intr, Tessera__Response **resp)
 {
     Tessera__AllocWaitRequest aw = TESSERA__ALLOC_WAIT_REQUEST__INIT;
     aw.job_id = a->job_id;
     aw.until_end = until_end;
+    aw.timeout_ms = timeout_ms;
     Tessera__Request req = TESSERA__REQUEST__INIT;
     req.msg_case = TESSERA__REQUEST__MSG_ALLOC_WAIT;
     req.alloc_wait = &aw;
@@ -113,16 +115,32 @@ static const Tessera__JobRecord *leader_of(const Tessera__AllocWaitResponse *aw)
     return aw && aw->n_components ? aw->components[0] : NULL;
 }
 
+/* How long srun waits quietly before saying it waits. */
+#define SRUN_QUIET_MS 1000
+
 enum alloc_wait_result alloc_wait_grant(struct alloc *a, const volatile sig_atomic_t *intr)
 {
-    info(a, "job %u queued and waiting for resources", a->job_id);
+    int waited = !a->srun;
+    if (waited)
+        info(a, "job %u queued and waiting for resources", a->job_id);
     Tessera__Response *resp = NULL;
-    if (wait_call(a, 0, intr, &resp) == TS_EINTR)
-        return ALLOC_INTERRUPTED;
-    const Tessera__JobRecord *r = resp->error ? NULL : leader_of(resp->alloc_wait);
+    const Tessera__JobRecord *r = NULL;
+    for (;;) {
+        if (wait_call(a, 0, waited ? 0 : SRUN_QUIET_MS, intr, &resp) == TS_EINTR)
+            return ALLOC_INTERRUPTED;
+        r = resp->error ? NULL : leader_of(resp->alloc_wait);
+        if (!r || r->state != TESSERA__JOB_STATE__JOB_PENDING)
+            break;
+        /* the quiet second is over */
+        tessera__response__free_unpacked(resp, NULL);
+        waited = 1;
+        info(a, "job %u queued and waiting for resources", a->job_id);
+    }
     if (r && r->state == TESSERA__JOB_STATE__JOB_RUNNING && !r->end_pending) {
-        info(a, "job %u has been allocated resources", a->job_id);
-        info(a, "Granted job allocation %u", a->job_id);
+        if (waited)
+            info(a, "job %u has been allocated resources", a->job_id);
+        if (!a->srun)
+            info(a, "Granted job allocation %u", a->job_id);
         a->grant_resp = resp;
         a->grant = resp->alloc_wait;
         return ALLOC_GRANTED;
@@ -140,7 +158,7 @@ enum alloc_wait_result alloc_wait_grant(struct alloc *a, const volatile sig_atom
 int alloc_watch_end(struct alloc *a, const volatile sig_atomic_t *intr)
 {
     Tessera__Response *resp = NULL;
-    if (wait_call(a, 1, intr, &resp) == TS_EINTR)
+    if (wait_call(a, 1, 0, intr, &resp) == TS_EINTR)
         return 0;
     const Tessera__JobRecord *r = resp->error ? NULL : leader_of(resp->alloc_wait);
     Tessera__JobState final = r && r->end_pending ? r->final_state : r ? r->state : 0;
@@ -158,7 +176,7 @@ void alloc_release(struct alloc *a, int status)
 {
     if (a->revoked || !a->job_id)
         return;
-    if (a->grant)
+    if (a->grant && !a->srun)
         info(a, "Relinquishing job allocation %u", a->job_id);
     Tessera__JobFinishRequest jf = TESSERA__JOB_FINISH_REQUEST__INIT;
     jf.job_id = a->job_id;

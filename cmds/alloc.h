@@ -20,6 +20,7 @@ struct alloc {
     Tessera__AllocWaitResponse *grant; /* the records as granted (owned) */
     Tessera__Response *grant_resp;
     int revoked;                       /* "has been revoked" was printed */
+    int srun;                          /* srun's wording: quiet unless it has to wait */
 };
 
 /* Submit the components as an allocation ("Pending job allocation N"). Returns 0, or the

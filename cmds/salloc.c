@@ -6,7 +6,9 @@
  * it is cancelled or times out, salloc says so, and the command goes on (as Slurm's
  * does); its steps will find no allocation. Exit status: the command's; a command killed
  * by SIGHUP, SIGINT, SIGQUIT or SIGKILL counts as 0 and by another signal as 1, as
- * Slurm's salloc reports them.
+ * Slurm's salloc reports them. SIGTERM and SIGHUP to salloc go on to the command, and the
+ * allocation is released once it ends; while pending they withdraw the request, as
+ * Ctrl-C does.
  */
 #include "cmds/alloc.h"
 #include "cmds/cmdutil.h"
@@ -31,13 +33,15 @@
 
 extern char **environ;
 
-static volatile sig_atomic_t got_int; /* Ctrl-C while pending */
-static volatile sig_atomic_t wake;    /* either: ends a wait for the controller */
+static volatile sig_atomic_t got_int;  /* Ctrl-C, SIGTERM or SIGHUP while pending */
+static volatile sig_atomic_t got_term; /* SIGTERM or SIGHUP while the command runs */
+static volatile sig_atomic_t wake;     /* any: ends a wait for the controller */
 
 static void on_int(int sig)
 {
-    (void)sig;
     got_int = 1;
+    if (sig != SIGINT)
+        got_term = sig;
     wake = 1;
 }
 
@@ -192,6 +196,10 @@ static int run_command(struct alloc *a, char **argv)
         pid_t w = waitpid(pid, &status, WNOHANG);
         if (w == pid || (w < 0 && errno != EINTR))
             break;
+        if (got_term) { /* salloc is told to end: the command first, then the allocation */
+            kill(tty ? -pid : pid, got_term);
+            got_term = 0;
+        }
         if (watching) {
             if (alloc_watch_end(a, &wake))
                 watching = 0; /* revoked: the command goes on, as Slurm's does */
@@ -229,6 +237,8 @@ int main(int argc, char **argv)
     }
     struct sigaction sa = {.sa_handler = on_int};
     sigaction(SIGINT, &sa, NULL);
+    sigaction(SIGTERM, &sa, NULL);
+    sigaction(SIGHUP, &sa, NULL);
     sa.sa_handler = on_chld;
     sa.sa_flags = SA_NOCLDSTOP;
     sigaction(SIGCHLD, &sa, NULL);

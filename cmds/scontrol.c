@@ -6,6 +6,7 @@
 #include "common/errors.h"
 #include "common/hostlist.h"
 #include "common/jobfmt.h"
+#include "common/stepfmt.h"
 #include "common/nodefmt.h"
 #include "common/jobopt.h"
 #include "cmds/scontrol_update.h"
@@ -201,6 +202,47 @@ static int show_jobs(struct scontrol *s, const char *id)
     jobfmt_ctx_destroy(ctx);
     tessera__response__free_unpacked(resp, NULL);
     return 0;
+}
+
+/* "scontrol show step [J.S | J]": running steps, and ended ones still remembered. */
+static int show_steps(struct scontrol *s, const char *id)
+{
+    if (need_conf(s))
+        return 1;
+    Tessera__StepQueryRequest q = TESSERA__STEP_QUERY_REQUEST__INIT;
+    char *ids[1] = {(char *)id};
+    if (id) {
+        q.job_ids = ids;
+        q.n_job_ids = 1;
+    }
+    q.all_states = id != NULL;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_STEP_QUERY;
+    req.step_query = &q;
+    Tessera__Response *resp = call(s, &req, "slurm_get_job_steps");
+    if (!resp)
+        return 1;
+    Tessera__StepQueryResponse *sq = resp->step_query;
+    int rc = 0;
+    if (sq->n_steps == 0) {
+        if (id) {
+            fprintf(stderr, "Job step %s not found\n", id);
+            rc = 1;
+        } else {
+            printf("No job steps in the system\n");
+        }
+    }
+    stepfmt_sort(sq->steps, sq->n_steps);
+    struct jobfmt_ctx *ctx = jobfmt_ctx_create((time_t)sq->now);
+    for (size_t i = 0; ctx && i < sq->n_steps; i++) {
+        char *text = stepfmt_show(sq->steps[i], ctx, s->oneliner);
+        if (text)
+            fputs(text, stdout);
+        free(text);
+    }
+    jobfmt_ctx_destroy(ctx);
+    tessera__response__free_unpacked(resp, NULL);
+    return rc;
 }
 
 static int show_partitions(struct scontrol *s, const char *name)
@@ -502,6 +544,8 @@ static int cmd_show(struct scontrol *s, int argc, char **argv)
     }
     if (!strcasecmp(entity, "job") || !strcasecmp(entity, "jobs"))
         return show_jobs(s, arg);
+    if (!strcasecmp(entity, "step") || !strcasecmp(entity, "steps"))
+        return show_steps(s, arg);
     if (!strcasecmp(entity, "partition") || !strcasecmp(entity, "partitions"))
         return show_partitions(s, arg);
     if (!strcasecmp(entity, "node") || !strcasecmp(entity, "nodes"))

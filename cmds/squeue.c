@@ -6,6 +6,7 @@
 #include "common/conf.h"
 #include "common/errors.h"
 #include "common/jobfmt.h"
+#include "common/stepfmt.h"
 #include "common/jobid.h"
 #include "common/jobstate.h"
 
@@ -35,6 +36,8 @@ struct options {
     size_t nstates;
     int all_states;
     int noheader, json, longfmt;
+    int steps;               /* -s: steps rather than jobs */
+    struct list step_ids;    /* -s's list ("93.1", "93") */
     const char *format, *fields;
 };
 
@@ -117,6 +120,8 @@ static int resolve_states(struct options *o)
 
 static int check_ids(const struct options *o)
 {
+    if (o->steps)
+        return 0; /* "93.1" forms: the controller reads them */
     for (size_t i = 0; i < o->ids.n; i++) {
         struct jobid id;
         if (jobid_parse(o->ids.items[i], &id) != TS_OK) {
@@ -138,6 +143,7 @@ static void usage(FILE *out)
                  "  -o, --format=format     columns as %%.18i %%.9P ... (see squeue(1))\n"
                  "  -O, --Format=fields     columns by name: JobID:10,Name,...\n"
                  "  -p, --partition=list    jobs in these partitions\n"
+                 "  -s, --steps [list]      steps (\"93.1\", or every step of \"93\") instead of jobs\n"
                  "  -t, --states=list       jobs in these states (or all)\n"
                  "  -u, --user=list         jobs of these users\n"
                  "      --help              this text\n"
@@ -157,11 +163,18 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"long", no_argument, NULL, 'l'},         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, OPT_HELP},    {"usage", no_argument, NULL, OPT_HELP},
         {"version", no_argument, NULL, 'V'},      {"all", no_argument, NULL, 'a'},
-        {NULL, 0, NULL, 0},
+        {"steps", optional_argument, NULL, 's'},  {NULL, 0, NULL, 0},
     };
     int ch, err = 0;
-    while (!err && (ch = getopt_long(argc, argv, "j:u:p:t:n:ho:O:laV", longopts, NULL)) != -1) {
+    while (!err && (ch = getopt_long(argc, argv, "j:u:p:t:n:ho:O:laVs::", longopts, NULL)) != -1) {
         switch (ch) {
+        case 's': /* Slurm takes the list as the next word too ("-s 93.1") */
+            o->steps = 1;
+            if (!optarg && optind < argc && argv[optind][0] != '-')
+                optarg = argv[optind++];
+            if (optarg)
+                err = list_add_split(&o->step_ids, optarg);
+            break;
         case 'j': err = list_add_split(&o->ids, optarg); break;
         case 'u': err = list_add_split(&o->users_text, optarg); break;
         case 'p': err = list_add_split(&o->partitions, optarg); break;
@@ -218,6 +231,80 @@ static Tessera__Response *query(struct ctl *ctl, const struct options *o)
     return resp;
 }
 
+/* -t for steps: running ones by default; "all" or the states listed. */
+static int state_wanted(const struct options *o, Tessera__JobState state)
+{
+    if (o->all_states)
+        return 1;
+    if (o->nstates == 0)
+        return state == TESSERA__JOB_STATE__JOB_RUNNING;
+    for (size_t i = 0; i < o->nstates; i++)
+        if (o->states[i] == state)
+            return 1;
+    return 0;
+}
+
+/* squeue -s: steps of the jobs (-j) or the steps listed, of the users (-u). */
+static int show_steps(struct ctl *ctl, const struct options *o)
+{
+    Tessera__StepQueryRequest q = TESSERA__STEP_QUERY_REQUEST__INIT;
+    struct list ids = {0};
+    for (size_t i = 0; i < o->ids.n; i++)
+        if (list_add(&ids, o->ids.items[i]))
+            return 1;
+    for (size_t i = 0; i < o->step_ids.n; i++)
+        if (list_add(&ids, o->step_ids.items[i]))
+            return 1;
+    q.job_ids = ids.items;
+    q.n_job_ids = ids.n;
+    q.user_ids = o->uids;
+    q.n_user_ids = o->nuids;
+    q.all_states = o->all_states || o->nstates > 0;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_STEP_QUERY;
+    req.step_query = &q;
+    Tessera__Response *resp = NULL;
+    int err = ctl_call(ctl, &req, &resp);
+    list_free(&ids);
+    if (err || resp->error) {
+        fprintf(stderr, "slurm_load_job_steps error: %s\n",
+                err == TS_ECONNECT ? "Unable to contact slurm controller (connect failure)"
+                : err              ? ts_strerror(err)
+                                   : resp->error->text);
+        if (resp)
+            tessera__response__free_unpacked(resp, NULL);
+        return 1;
+    }
+    Tessera__StepQueryResponse *sq = resp->step_query;
+    struct stepfmt *fmt = NULL;
+    char why[256];
+    int rc = 1;
+    if (stepfmt_compile(o->format ? o->format : STEPFMT_SQUEUE_DEFAULT, &fmt, why, sizeof(why))) {
+        fprintf(stderr, "%s: error: %s\n", PROG, why);
+        goto out;
+    }
+    struct jobfmt_ctx *ctx = jobfmt_ctx_create((time_t)sq->now);
+    if (!o->noheader) {
+        char *h = stepfmt_header(fmt);
+        fputs(h ? h : "", stdout);
+        free(h);
+    }
+    stepfmt_sort(sq->steps, sq->n_steps);
+    for (size_t i = 0; ctx && i < sq->n_steps; i++) {
+        if (!state_wanted(o, sq->steps[i]->state))
+            continue;
+        char *row = stepfmt_row(fmt, sq->steps[i], ctx);
+        fputs(row ? row : "", stdout);
+        free(row);
+    }
+    jobfmt_ctx_destroy(ctx);
+    stepfmt_free(fmt);
+    rc = 0;
+out:
+    tessera__response__free_unpacked(resp, NULL);
+    return rc;
+}
+
 static int print_table(const struct options *o, Tessera__JobQueryResponse *jq)
 {
     struct jobfmt *fmt = NULL;
@@ -264,6 +351,10 @@ int main(int argc, char **argv)
     if (parse_options(argc, argv, &o) || check_ids(&o) || resolve_users(&o) ||
         resolve_states(&o) || ctl_load_conf(&ctl, PROG, NULL))
         goto out;
+    if (o.steps) {
+        rc = show_steps(&ctl, &o);
+        goto out;
+    }
     Tessera__Response *resp = query(&ctl, &o);
     if (resp) {
         Tessera__JobQueryResponse *jq = resp->job_query;
@@ -287,6 +378,7 @@ out:
     list_free(&o.partitions);
     list_free(&o.states_text);
     list_free(&o.names);
+    list_free(&o.step_ids);
     free(o.uids);
     free(o.states);
     return rc;

@@ -200,6 +200,8 @@ static const struct directive directives[] = {
     {"FilterRetryInterval", DT_SECONDS, OFF(filter_retry_interval), 1, 86400, "60", NULL},
     {"FilterTimeout", DT_SECONDS, OFF(filter_timeout), 1, 86400, "15", NULL},
     {"FirstJobId", DT_UINT, OFF(first_job_id), 1, 0x7fffffff, "1", NULL},
+    {"JobCredentialPrivateKey", DT_PATH, OFF(cred_private_key), 0, 0, NULL, NULL},
+    {"JobCredentialPublicCertificate", DT_PATH, OFF(cred_public_key), 0, 0, NULL, NULL},
     {"KillWait", DT_SECONDS, OFF(kill_wait), 0, 86400, "30", NULL},
     {"MessageTimeout", DT_SECONDS, OFF(message_timeout), 1, 3600, "10", NULL},
     {"MinJobAge", DT_SECONDS, OFF(min_job_age), 0, 31536000, "300", NULL},

@@ -92,6 +92,8 @@ struct conf {
     char *noded_pid_file;
     char *ctld_debug;        /* log level names (log.h) */
     char *noded_debug;
+    char *cred_private_key;  /* JobCredentialPrivateKey (NULL: in StateSaveLocation) */
+    char *cred_public_key;   /* JobCredentialPublicCertificate (NULL: from the controller) */
 
     struct conf_node *nodes;
     size_t nnodes;

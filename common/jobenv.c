@@ -566,6 +566,7 @@ struct envbuf {
     struct hashmap *index; /* name -> slot + 1 */
     int oom;
     int salloc;            /* the owned names of salloc's context */
+    int keep_owned;        /* jobenv_exported: the allocation's variables are right */
 };
 
 static void env_put(struct envbuf *e, const char *name, size_t nlen, const char *value)
@@ -612,7 +613,7 @@ static void env_put(struct envbuf *e, const char *name, size_t nlen, const char 
 static void env_put_entry(struct envbuf *e, const char *entry)
 {
     const char *eq = entry ? strchr(entry, '=') : NULL;
-    if (!eq || eq == entry || is_owned(entry, (size_t)(eq - entry), e->salloc))
+    if (!eq || eq == entry || (!e->keep_owned && is_owned(entry, (size_t)(eq - entry), e->salloc)))
         return;
     env_put(e, entry, (size_t)(eq - entry), eq + 1);
 }
@@ -827,6 +828,24 @@ char **jobenv_batch(const Tessera__JobRecord *const *components, size_t n,
                     const struct jobenv_context *ctx)
 {
     return build(components, n, NULL, ctx);
+}
+
+char **jobenv_exported(const Tessera__JobDesc *d)
+{
+    struct envbuf e = {.keep_owned = 1};
+    if (!(e.index = hashmap_create()))
+        return NULL;
+    export_env(&e, d);
+    hashmap_destroy(e.index);
+    if (!e.oom && !e.v && !(e.v = calloc(1, sizeof(*e.v))))
+        e.oom = 1;
+    if (e.oom) {
+        for (size_t i = 0; i < e.n; i++)
+            free(e.v[i]);
+        free(e.v);
+        return NULL;
+    }
+    return e.v;
 }
 
 char **jobenv_salloc(const Tessera__JobRecord *const *components, size_t n, char *const *envp,

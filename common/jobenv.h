@@ -30,6 +30,9 @@ char **jobenv_batch(const Tessera__JobRecord *const *components, size_t n,
  * task (SLURMD_NODENAME, SLURM_PROCID, ...): the command runs on no node of the job. */
 char **jobenv_salloc(const Tessera__JobRecord *const *components, size_t n, char *const *envp,
                      const struct jobenv_context *ctx);
+/* d's environment as its --export says (srun's tasks start from it), SLURM_* variables
+ * included: inside an allocation they are the allocation's. */
+char **jobenv_exported(const Tessera__JobDesc *d);
 void jobenv_free(char **env);
 
 /* Slurm's compressed per-node lists: "4(x2),2" for 4,4,2. buf gets the text; returns it. */

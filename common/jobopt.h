@@ -56,6 +56,8 @@ struct jobopt {
     int test_only;         /* --test-only */
     int quiet;             /* -Q */
     int verbose;           /* -v, counted */
+    int label;             /* srun --label */
+    int unbuffered;        /* srun -u (output is never buffered anyway) */
     char *script_path;     /* sbatch: the script file, NULL for stdin or --wrap */
     char **command;        /* salloc/srun: the program and its arguments (NULL-terminated,
                             * NULL when none was given); srun: component 0's */

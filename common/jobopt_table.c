@@ -9,6 +9,7 @@
 
 #include "common/errors.h"
 #include "common/hostlist.h"
+#include "common/idset.h"
 #include "common/timefmt.h"
 
 #include <stdio.h>
@@ -308,6 +309,27 @@ static int set_chdir(struct jobopt_ctx *c, const struct jobopt_def *def, const c
     return rc;
 }
 
+/* srun -m: the task distribution over a component's nodes. */
+static int set_distribution(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    if (strcmp(arg, "block") != 0 && strcmp(arg, "cyclic") != 0)
+        return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid --distribution specification");
+    return store_str(c, def, arg);
+}
+
+/* srun --het-group: "2", "0,4", "1,3-5". */
+static int set_het_group(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    struct idset *ids = NULL;
+    int rc = idset_parse(arg, &ids);
+    idset_destroy(ids);
+    if (rc == TS_ENOMEM)
+        return jobopt_fail(c->err, rc, "Out of memory");
+    if (rc != TS_OK || !*arg)
+        return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid --het-group specification: %s", arg);
+    return store_str(c, def, arg);
+}
+
 static int set_mail_type(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
 {
     char *norm;
@@ -341,6 +363,28 @@ static int set_test_only(struct jobopt_ctx *c, const struct jobopt_def *def, con
 {
     c->out->test_only = 1;
     return TS_OK;
+}
+
+static int set_label(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    c->out->label = 1;
+    return TS_OK;
+}
+
+static int set_unbuffered(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    c->out->unbuffered = 1;
+    return TS_OK;
+}
+
+/* PMI-1 is what every step serves: --mpi may name it (or none, or Slurm's default), and
+ * anything else is refused rather than ignored. */
+static int set_mpi(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    if (!strcmp(arg, "none") || !strcmp(arg, "pmi1") || !strcmp(arg, "pmi") ||
+        !strcmp(arg, "list"))
+        return TS_OK;
+    return jobopt_fail(c->err, TS_EOPTVALUE, "--mpi=%s is not supported", arg);
 }
 
 static int set_quiet(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
@@ -421,7 +465,8 @@ static const struct jobopt_def table[] = {
     {"deadline", 0, REQ, ALL, P, NUM(I64, deadline), set_stamp},
     UNSUP("delay-boot", 0, REQ, ALL),
     {"dependency", 'd', REQ, ALL, P, STR(dependency), set_dependency},
-    UNSUP("distribution", 'm', REQ, ALL),
+    {"distribution", 'm', REQ, SR, 0, STR(distribution), set_distribution},
+    UNSUP("distribution", 'm', REQ, SB | SA),
     {"error", 'e', REQ, SB | SR, P, STR(std_err), set_str},
     {"exclude", 'x', REQ, ALL, P, STR(exclude), set_hostlist},
     {"exclusive", 0, OPT, ALL, 0, NUM(BOOL, exclusive), set_exclusive},
@@ -438,6 +483,7 @@ static const struct jobopt_def table[] = {
     UNSUP("gpus-per-task", 0, REQ, ALL),
     UNSUP("gres", 0, REQ, ALL),
     UNSUP("gres-flags", 0, REQ, ALL),
+    {"het-group", 0, REQ, SR, 0, STR(het_group), set_het_group},
     {"help", 'h', NONE, ALL, JOBOPT_F_STOP | CMD, NOFIELD, set_help},
     UNSUP("hint", 0, REQ, ALL),
     {"hold", 'H', NONE, ALL, P, NUM(BOOL, hold), set_true},
@@ -447,6 +493,8 @@ static const struct jobopt_def table[] = {
     {"job-name", 'J', REQ, ALL, P, STR(name), set_str},
     UNSUP("kill-command", 'K', OPT, SA),
     UNSUP("kill-on-invalid-dep", 0, REQ, SB),
+    UNSUP("kill-on-bad-exit", 'K', OPT, SR),
+    {"label", 'l', NONE, SR, CMD, NOFIELD, set_label},
     {"licenses", 'L', REQ, ALL, JOBOPT_F_FIRST_ONLY, STR(licenses), set_licenses},
     {"mail-type", 0, REQ, ALL, JOBOPT_F_FIRST_DROP, STR(mail_type), set_mail_type},
     {"mail-user", 0, REQ, ALL, JOBOPT_F_FIRST_DROP, STR(mail_user), set_str},
@@ -455,7 +503,9 @@ static const struct jobopt_def table[] = {
     UNSUP("mem-bind", 0, REQ, ALL),
     {"mem-per-cpu", 0, REQ, ALL, 0, NUM(U64, mem_per_cpu_mb), set_mem},
     UNSUP("mem-per-gpu", 0, REQ, ALL),
+    {"mpi", 0, REQ, SR, 0, NOFIELD, set_mpi},
     UNSUP("mincpus", 0, REQ, ALL),
+    UNSUP("multi-prog", 0, NONE, SR),
     UNSUP("network", 0, REQ, ALL),
     {"nice", 0, OPT, ALL, P, NUM(I32, nice), set_nice},
     UNSUP("no-bell", 0, NONE, SA),
@@ -497,6 +547,7 @@ static const struct jobopt_def table[] = {
     {"time-min", 0, REQ, ALL, P, NUM(I64, time_min), set_time},
     UNSUP("tmp", 0, REQ, ALL),
     UNSUP("uid", 0, REQ, ALL),
+    {"unbuffered", 'u', NONE, SR, CMD, NOFIELD, set_unbuffered},
     {"usage", 0, NONE, ALL, JOBOPT_F_STOP | CMD, NOFIELD, set_help},
     UNSUP("use-min-nodes", 0, NONE, ALL),
     {"verbose", 'v', NONE, ALL, CMD, NOFIELD, set_verbose},

@@ -135,14 +135,22 @@ static void timeout_fired(struct loop *loop, struct loop_timer *t, void *arg)
     peer_unbusy(p);
 }
 
+/* The earliest deadline of the waiting calls (answers may come in any order, and held
+ * calls have none). */
 static void arm_timeout(struct rpc_peer *p)
 {
     loop_timer_cancel(p->loop, p->timeout);
     p->timeout = NULL;
-    if (!p->head || p->destroyed)
+    if (p->destroyed)
+        return;
+    uint64_t first = UINT64_MAX;
+    for (const struct call *c = p->head; c; c = c->next)
+        if (c->deadline < first)
+            first = c->deadline;
+    if (first == UINT64_MAX)
         return;
     uint64_t now = loop_now_ms(p->loop);
-    uint64_t after = p->head->deadline > now ? p->head->deadline - now : 0;
+    uint64_t after = first > now ? first - now : 0;
     p->timeout = loop_timer_add(p->loop, after, 0, timeout_fired, p);
 }
 
@@ -417,7 +425,21 @@ static void kick_fired(struct loop *loop, struct loop_timer *t, void *arg)
     peer_unbusy(p);
 }
 
+static int queue_call(struct rpc_peer *p, const Tessera__Request *req, rpc_peer_cb cb, void *arg,
+                      int held);
+
 int rpc_peer_call(struct rpc_peer *p, const Tessera__Request *req, rpc_peer_cb cb, void *arg)
+{
+    return queue_call(p, req, cb, arg, 0);
+}
+
+int rpc_peer_call_held(struct rpc_peer *p, const Tessera__Request *req, rpc_peer_cb cb, void *arg)
+{
+    return queue_call(p, req, cb, arg, 1);
+}
+
+static int queue_call(struct rpc_peer *p, const Tessera__Request *req, rpc_peer_cb cb, void *arg,
+                      int held)
 {
     if (p->destroyed)
         return TS_ESHUTDOWN;
@@ -436,13 +458,13 @@ int rpc_peer_call(struct rpc_peer *p, const Tessera__Request *req, rpc_peer_cb c
         return TS_ENOMEM;
     }
     tessera__request__pack(&r, c->body);
-    c->deadline = loop_now_ms(p->loop) + p->timeout_ms;
+    c->deadline = held ? UINT64_MAX : loop_now_ms(p->loop) + p->timeout_ms;
     if (p->tail)
         p->tail->next = c;
     else
         p->head = c;
     p->tail = c;
-    if (!p->timeout)
+    if (!p->timeout && !held)
         arm_timeout(p);
     if (!p->kick && p->state != PEER_CONNECTING)
         p->kick = loop_timer_add(p->loop, 0, 0, kick_fired, p);

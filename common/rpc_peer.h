@@ -45,6 +45,11 @@ void rpc_peer_destroy(struct rpc_peer *peer);
 /* Queue req (its id is assigned here); cb runs later, never from within this call. */
 int rpc_peer_call(struct rpc_peer *peer, const Tessera__Request *req, rpc_peer_cb cb, void *arg);
 
+/* The same for a request the server holds until it has something to say (a barrier, input
+ * that has not come yet): no deadline applies to it. */
+int rpc_peer_call_held(struct rpc_peer *p, const Tessera__Request *req, rpc_peer_cb cb,
+                       void *arg);
+
 /* Drop the connection now (requests waiting get TS_ECLOSED); the next call reconnects. */
 void rpc_peer_reset(struct rpc_peer *peer);
 /* 1 while a connection is open and authenticated (a response has come back on it). */

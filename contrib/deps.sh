@@ -7,6 +7,7 @@ TESSERA_PACKAGES=(
   munge libmunge-dev
   libcmocka-dev libjansson-dev
   clang libclang-rt-14-dev
+  mpich libmpich-dev
 )
 
 tessera_install_deps() {

@@ -1,5 +1,6 @@
 /* Controller life: start-up, the event loop, signals, reconfiguration, shutdown. */
 #include "ctld/ctld.h"
+#include "ctld/step.h"
 
 #include "common/auth.h"
 #include "common/conf.h"
@@ -141,7 +142,8 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
                  c->conf->state_save_location, ts_strerror(err));
         goto error;
     }
-    if ((err = ctld_state_load(c, errbuf, errlen)) || (err = job_table_load(c, errbuf, errlen)) ||
+    if ((err = step_cred_init(c, errbuf, errlen)) || (err = ctld_state_load(c, errbuf, errlen)) ||
+        (err = job_table_load(c, errbuf, errlen)) || (err = step_table_load(c, errbuf, errlen)) ||
         (err = node_table_build(c, errbuf, errlen)))
         goto error;
     hold_running(c);
@@ -192,6 +194,7 @@ void ctld_destroy(struct ctld *c)
     }
     store_close(c->store);
     job_table_fini(&c->jobs);
+    step_cred_fini(c);
     if (c->server && c->conf->ctld_pid_file)
         unlink(c->conf->ctld_pid_file);
     loop_destroy(c->loop);

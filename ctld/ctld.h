@@ -19,6 +19,7 @@ struct loop;
 struct loop_timer;
 struct sched_state;
 struct alloc_waiter;
+struct cred_key;
 struct store;
 struct rpc_server;
 
@@ -45,6 +46,10 @@ struct ctld {
     struct alloc_waiter *alloc_waiters;
     int alloc_check_posted;
     int alloc_closed;             /* shutting down: answers are dropped, nothing follows */
+
+    /* the key step credentials are signed with (ctld/step_mgr.c) */
+    struct cred_key *cred_key;
+    char *cred_public_pem;
 };
 
 struct ctld_options {

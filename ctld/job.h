@@ -18,6 +18,7 @@
 
 struct ctld;
 struct hashmap;
+struct step;
 
 struct job {
     Tessera__JobRecord *rec;   /* owned: built by protobuf-c's unpack, freed by free_unpacked */
@@ -25,6 +26,7 @@ struct job {
                                 * plain job) */
     struct job **components;   /* leader only: het_size components in offset order */
     struct job *prev, *next;   /* every job in id order */
+    struct step *steps;        /* its steps, ascending id (ctld/step.h) */
 };
 
 struct job_table {

@@ -32,6 +32,7 @@ struct alloc_waiter {
     uint32_t job_id;
     int until_end;
     int answering; /* an answer waits for the commit */
+    struct loop_timer *timer; /* timeout_ms: answer as things are */
 };
 
 /* Whether the unit is where the waiter waits for it to be. */
@@ -100,6 +101,8 @@ static void answer_committed(void *arg, int err)
 static void answer_after_commit(struct ctld *c, struct alloc_waiter *w)
 {
     w->answering = 1;
+    loop_timer_cancel(c->loop, w->timer);
+    w->timer = NULL;
     if (store_after_commit(c->store, answer_committed, w) != TS_OK) {
         unlink_waiter(c, w);
         rpc_respond_error(w->req, TS_ENOMEM, NULL);
@@ -137,6 +140,7 @@ void job_alloc_fini(struct ctld *c)
         struct alloc_waiter *w = c->alloc_waiters;
         c->alloc_waiters = w->next;
         if (!w->answering) {
+            loop_timer_cancel(c->loop, w->timer);
             rpc_respond_error(w->req, TS_ESHUTDOWN, NULL);
             free(w);
         }
@@ -154,6 +158,16 @@ static int find_allocation(struct ctld *c, uint32_t job_id, uid_t uid, struct jo
         return TS_EPERM;
     *out = j;
     return TS_OK;
+}
+
+/* The requester asked to hear back after a while whatever happens (srun stays quiet for
+ * its first second, then says it waits): the answer shows the job still pending. */
+static void waiter_timeout(struct loop *loop, struct loop_timer *t, void *arg)
+{
+    struct alloc_waiter *w = arg;
+    w->timer = NULL;
+    if (!w->answering)
+        answer_after_commit(w->c, w);
 }
 
 void ctld_handle_alloc_wait(struct rpc_request *req, const Tessera__Request *msg, void *arg)
@@ -179,6 +193,8 @@ void ctld_handle_alloc_wait(struct rpc_request *req, const Tessera__Request *msg
     c->alloc_waiters = w;
     if (reached(leader, w->until_end))
         answer_after_commit(c, w);
+    else if (aw->timeout_ms)
+        w->timer = loop_timer_add(c->loop, aw->timeout_ms, 0, waiter_timeout, w);
 }
 
 /* The reply to a JobFinish, after the end is durable. */

@@ -7,6 +7,7 @@
  */
 #include "ctld/ctld.h"
 #include "ctld/job.h"
+#include "ctld/step.h"
 #include "ctld/node.h"
 #include "ctld/sched.h"
 
@@ -16,6 +17,7 @@
 #include "common/jobstate.h"
 #include "common/log.h"
 
+#include <signal.h>
 #include <stdio.h>
 #include <string.h>
 
@@ -285,6 +287,13 @@ int job_action_by_id(struct ctld *c, Tessera__JobAction kind, const char *text, 
 {
     struct action a = {.c = c, .kind = kind, .uid = uid, .admin = job_is_admin(c, uid),
                        .signal = signal, .now = time(NULL)};
+    if (strchr(text, '.')) { /* JOB.STEP: scancel of a step */
+        if (kind == TESSERA__JOB_ACTION__JOB_ACTION_CANCEL)
+            return step_action(c, text, uid, SIGTERM, 1);
+        if (kind == TESSERA__JOB_ACTION__JOB_ACTION_SIGNAL)
+            return step_action(c, text, uid, (int)signal, 0);
+        return TS_EINVALID_JOB_ID;
+    }
     if (is_leader_action(kind)) {
         int err = leader_only(&a, text);
         if (err)

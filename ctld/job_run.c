@@ -10,6 +10,7 @@
 #include "ctld/job.h"
 #include "ctld/node.h"
 #include "ctld/sched.h"
+#include "ctld/step.h"
 
 #include "common/conf.h"
 #include "common/errors.h"
@@ -151,6 +152,7 @@ void job_end_unit(struct ctld *c, struct job *leader, Tessera__JobState state, i
     time_t now = time(NULL);
     for (size_t i = 0; i < job_ncomponents(leader); i++)
         finish_component(c, job_component(leader, i), state, i == 0 ? status : 0, now);
+    step_unit_ended(c, leader, now);
     log_info("job %u ended: %s (exit %d:%d)", leader->rec->job_id, jobstate_name(state),
              WIFEXITED(status) ? WEXITSTATUS(status) : 0,
              WIFSIGNALED(status) ? WTERMSIG(status) : 0);
@@ -242,6 +244,8 @@ void job_batch_ended(struct ctld *c, const Tessera__JobCompleteRequest *msg)
         return;
     }
     int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
+    if (msg->batch)
+        signal_unit(c, j, SIGTERM, 1); /* steps the script left behind end with it */
     job_end_unit(c, j, ok ? TESSERA__JOB_STATE__JOB_COMPLETED : TESSERA__JOB_STATE__JOB_FAILED,
                  status);
 }

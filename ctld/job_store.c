@@ -2,6 +2,7 @@
  * component's id (8 bytes, big-endian, so cursor order is id order). */
 #include "ctld/ctld.h"
 #include "ctld/job.h"
+#include "ctld/step.h"
 
 #include "common/errors.h"
 #include "common/log.h"
@@ -27,6 +28,7 @@ int job_save(struct ctld *c, struct job *j)
 
 int job_forget(struct ctld *c, struct job *j)
 {
+    step_free_all(c, j, 1);
     uint8_t key[8];
     store_key_u64(key, j->rec->job_id);
     int err = store_del(c->store, STORE_DB_JOBS, key, sizeof(key));

@@ -1,5 +1,6 @@
 /* The in-memory job table: components by id, in id order, het components linked. */
 #include "ctld/job.h"
+#include "ctld/step.h"
 
 #include "common/errors.h"
 #include "common/hashmap.h"
@@ -16,6 +17,12 @@ int job_table_init(struct job_table *t)
 
 static void job_free(struct job *j)
 {
+    while (j->steps) {
+        struct step *s = j->steps;
+        j->steps = s->next;
+        tessera__step_record__free_unpacked(s->rec, NULL);
+        free(s);
+    }
     tessera__job_record__free_unpacked(j->rec, NULL);
     free(j->components);
     free(j);

@@ -132,5 +132,8 @@ const struct rpc_handler ctld_rpc_handlers[] = {
     {TESSERA__REQUEST__MSG_SCHEDULE, "schedule", ctld_handle_schedule},
     {TESSERA__REQUEST__MSG_ALLOC_WAIT, "alloc_wait", ctld_handle_alloc_wait},
     {TESSERA__REQUEST__MSG_JOB_FINISH, "job_finish", ctld_handle_job_finish},
+    {TESSERA__REQUEST__MSG_STEP_CREATE, "step_create", ctld_handle_step_create},
+    {TESSERA__REQUEST__MSG_STEP_COMPLETE, "step_complete", ctld_handle_step_complete},
+    {TESSERA__REQUEST__MSG_STEP_QUERY, "step_query", ctld_handle_step_query},
 };
 const size_t ctld_rpc_nhandlers = sizeof(ctld_rpc_handlers) / sizeof(ctld_rpc_handlers[0]);

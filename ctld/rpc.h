@@ -11,6 +11,9 @@ void ctld_handle_job_action(struct rpc_request *req, const Tessera__Request *msg
 void ctld_handle_job_update(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_alloc_wait(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_job_finish(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+void ctld_handle_step_create(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+void ctld_handle_step_complete(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+void ctld_handle_step_query(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_partition_query(struct rpc_request *req, const Tessera__Request *msg,
                                  void *arg);
 

@@ -98,6 +98,7 @@ void ctld_handle_node_register(struct rpc_request *req, const Tessera__Request *
                  why[0] ? why : ts_strerror(err));
         rpc_respond_error(req, err, why[0] ? why : NULL);
     } else {
+        nr.cred_public_key = c->cred_public_pem;
         Tessera__Response resp = TESSERA__RESPONSE__INIT;
         resp.msg_case = TESSERA__RESPONSE__MSG_NODE_REGISTER;
         resp.node_register = &nr;

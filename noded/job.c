@@ -35,7 +35,7 @@ int job_table_create(struct noded *nd)
     return nd->jobs ? TS_OK : TS_ENOMEM;
 }
 
-static void rm_tree(const char *path)
+void job_rm_tree(const char *path)
 {
     DIR *d = opendir(path);
     if (d) {
@@ -46,18 +46,20 @@ static void rm_tree(const char *path)
                 continue;
             snprintf(child, sizeof(child), "%s/%s", path, e->d_name);
             if (unlink(child) != 0 && errno == EISDIR)
-                rm_tree(child);
+                job_rm_tree(child);
         }
         closedir(d);
     }
     rmdir(path);
 }
 
+/* Forget a job with nothing left running here. */
 static void job_free(struct noded *nd, struct nd_job *j)
 {
     loop_timer_cancel(nd->loop, j->kill_timer);
     hashmap_del_u32(nd->jobs, j->id);
-    rm_tree(j->spool);
+    if (j->spool[0])
+        job_rm_tree(j->spool);
     free(j);
 }
 
@@ -70,14 +72,45 @@ void job_table_destroy(struct noded *nd)
     while (nd->jobs && hashmap_next(nd->jobs, &cursor, NULL, NULL, &value)) {
         struct nd_job *j = value;
         loop_timer_cancel(nd->loop, j->kill_timer);
+        while (j->steps) {
+            struct nd_step *s = j->steps;
+            j->steps = s->next;
+            free(s);
+        }
         free(j);
     }
     hashmap_destroy(nd->jobs);
     nd->jobs = NULL;
 }
 
+struct nd_job *job_get_or_add(struct noded *nd, uint32_t job_id)
+{
+    struct nd_job *j = hashmap_get_u32(nd->jobs, job_id);
+    if (j)
+        return j;
+    if (!(j = calloc(1, sizeof(*j))))
+        return NULL;
+    j->id = job_id;
+    if (hashmap_put_u32(nd->jobs, job_id, j) != TS_OK) {
+        free(j);
+        return NULL;
+    }
+    return j;
+}
+
+void job_maybe_done(struct noded *nd, struct nd_job *j)
+{
+    if (j->pid || j->steps)
+        return;
+    /* a terminate is over once nothing is left: the controller waits for this report
+     * (a batch script's own end was reported already) */
+    if (j->terminating && !j->batch)
+        link_report_end(nd, j->id, -1, 0);
+    job_free(nd, j);
+}
+
 /* The start time of a process (field 22 of /proc/PID/stat), 0 when it is gone. */
-static unsigned long long proc_start_time(pid_t pid)
+unsigned long long job_proc_start_time(pid_t pid)
 {
     char path[64], buf[1024];
     snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
@@ -98,7 +131,7 @@ static unsigned long long proc_start_time(pid_t pid)
 /* ------------------------------------------------------------------------------------ */
 /* the spool */
 
-static int write_text(const char *path, const char *text, mode_t mode)
+int job_write_text(const char *path, const char *text, mode_t mode)
 {
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
     if (fd < 0)
@@ -120,12 +153,12 @@ static void record_group(const struct nd_job *j)
     char path[700], text[64];
     snprintf(path, sizeof(path), "%s/pgid", j->spool);
     snprintf(text, sizeof(text), "%d %llu\n", (int)j->pid, j->start);
-    if (write_text(path, text, 0600) != TS_OK)
+    if (job_write_text(path, text, 0600) != TS_OK)
         log_warn("job %u: cannot record its process group in %s", j->id, path);
 }
 
 /* Kill one process group a previous life recorded, if it is still the same one. */
-static void clean_one(const char *dir)
+void job_clean_dir(const char *dir)
 {
     char path[1100];
     snprintf(path, sizeof(path), "%s/pgid", dir);
@@ -137,11 +170,11 @@ static void clean_one(const char *dir)
             pid = 0;
         fclose(f);
     }
-    if (pid > 1 && start && proc_start_time(pid) == start) {
+    if (pid > 1 && start && job_proc_start_time(pid) == start) {
         log_info("killing process group %d left by an earlier daemon (%s)", pid, dir);
         kill(-pid, SIGKILL);
     }
-    rm_tree(dir);
+    job_rm_tree(dir);
 }
 
 void job_clean_spool(struct noded *nd)
@@ -152,10 +185,10 @@ void job_clean_spool(struct noded *nd)
     struct dirent *e;
     char dir[1024];
     while ((e = readdir(d))) {
-        if (strncmp(e->d_name, "job.", 4) != 0)
+        if (strncmp(e->d_name, "job.", 4) != 0 && strncmp(e->d_name, "step.", 5) != 0)
             continue;
         snprintf(dir, sizeof(dir), "%s/%s", nd->spool, e->d_name);
-        clean_one(dir);
+        job_clean_dir(dir);
     }
     closedir(d);
 }
@@ -268,7 +301,8 @@ static int plan_exec(struct exec_plan *plan, const Tessera__BatchLaunchRequest *
 /* ------------------------------------------------------------------------------------ */
 /* the daemon's side */
 
-/* The script ended (or the group leader did): clean the group up and report. */
+/* The script ended (or the group leader did): clean the group up and report. Steps of
+ * the job go on until the controller ends them. */
 static void job_exited(struct loop *loop, pid_t pid, int status, void *arg)
 {
     struct noded *nd = arg;
@@ -284,8 +318,11 @@ static void job_exited(struct loop *loop, pid_t pid, int status, void *arg)
     log_info("job %u: batch script ended (%s %d)", j->id,
              WIFSIGNALED(status) ? "signal" : "exit",
              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-    link_report_end(nd, j->id, status, j->batch);
-    job_free(nd, j);
+    link_report_end(nd, j->id, status, 1);
+    j->pid = 0;
+    job_rm_tree(j->spool);
+    j->spool[0] = '\0';
+    job_maybe_done(nd, j);
 }
 
 /* The spool folder: owned by the user, who must be able to read and run the script. */
@@ -293,11 +330,11 @@ static int prepare_spool(struct noded *nd, struct nd_job *j,
                          const Tessera__BatchLaunchRequest *req, char *script, size_t len)
 {
     snprintf(j->spool, sizeof(j->spool), "%s/job.%u", nd->spool, req->job_id);
-    rm_tree(j->spool); /* a requeued job may come back to the same node */
+    job_rm_tree(j->spool); /* a requeued job may come back to the same node */
     if (mkdir(j->spool, 0700) != 0)
         return TS_ESYS;
     snprintf(script, len, "%s/script", j->spool);
-    if (write_text(script, req->script, 0700) != TS_OK)
+    if (job_write_text(script, req->script, 0700) != TS_OK)
         return TS_ESYS;
     if (geteuid() == 0 && (chown(j->spool, req->uid, req->gid) != 0 ||
                            chown(script, req->uid, req->gid) != 0))
@@ -308,8 +345,13 @@ static int prepare_spool(struct noded *nd, struct nd_job *j,
 int job_launch_batch(struct noded *nd, const Tessera__BatchLaunchRequest *req, char *errbuf,
                      size_t errlen)
 {
-    if (hashmap_get_u32(nd->jobs, req->job_id)) {
+    struct nd_job *old = hashmap_get_u32(nd->jobs, req->job_id);
+    if (old && (old->pid || old->batch)) {
         snprintf(errbuf, errlen, "job %u is already running here", req->job_id);
+        return TS_EEXIST;
+    }
+    if (old) { /* steps of an earlier life of the job (requeued): not this one's */
+        snprintf(errbuf, errlen, "job %u still has steps ending here", req->job_id);
         return TS_EEXIST;
     }
     if (geteuid() != 0 && req->uid != geteuid()) {
@@ -325,7 +367,7 @@ int job_launch_batch(struct noded *nd, const Tessera__BatchLaunchRequest *req, c
     char script[700];
     if (prepare_spool(nd, j, req, script, sizeof(script)) != TS_OK) {
         snprintf(errbuf, errlen, "cannot prepare %s: %s", j->spool, strerror(errno));
-        rm_tree(j->spool);
+        job_rm_tree(j->spool);
         free(j);
         return TS_ESYS;
     }
@@ -334,7 +376,7 @@ int job_launch_batch(struct noded *nd, const Tessera__BatchLaunchRequest *req, c
         snprintf(errbuf, errlen, "%s", ts_strerror(TS_ENOMEM));
         free(plan.argv);
         free(plan.envp);
-        rm_tree(j->spool);
+        job_rm_tree(j->spool);
         free(j);
         return TS_ENOMEM;
     }
@@ -346,13 +388,13 @@ int job_launch_batch(struct noded *nd, const Tessera__BatchLaunchRequest *req, c
     free(plan.envp);
     if (pid < 0) {
         snprintf(errbuf, errlen, "fork: %s", strerror(fork_errno));
-        rm_tree(j->spool);
+        job_rm_tree(j->spool);
         free(j);
         return TS_ESYS;
     }
     /* watched in the same iteration as the fork: its exit cannot be reaped unwatched */
     j->pid = pid;
-    j->start = proc_start_time(pid);
+    j->start = job_proc_start_time(pid);
     if (loop_child_watch(nd->loop, pid, job_exited, nd) != TS_OK ||
         hashmap_put_u32(nd->jobs, j->id, j) != TS_OK) {
         kill(pid, SIGKILL);
@@ -365,12 +407,23 @@ int job_launch_batch(struct noded *nd, const Tessera__BatchLaunchRequest *req, c
     return TS_OK;
 }
 
+/* signo to every process group of the job here: its batch script's and its steps'. */
+static void signal_groups(struct noded *nd, struct nd_job *j, int signo)
+{
+    if (j->pid)
+        kill(-j->pid, signo);
+    step_signal_all(nd, j, signo);
+}
+
 static void kill_wait_over(struct loop *loop, struct loop_timer *t, void *arg)
 {
     struct nd_job *j = arg;
     j->kill_timer = NULL;
     log_info("job %u: still there after KillWait, SIGKILL", j->id);
-    kill(-j->pid, SIGKILL);
+    if (j->pid)
+        kill(-j->pid, SIGKILL);
+    for (struct nd_step *s = j->steps; s; s = s->next)
+        kill(-s->pid, SIGKILL);
 }
 
 int job_signal(struct noded *nd, uint32_t job_id, int signo, int terminate, unsigned kill_wait)
@@ -379,14 +432,14 @@ int job_signal(struct noded *nd, uint32_t job_id, int signo, int terminate, unsi
     if (!j)
         return TS_OK; /* nothing of it runs here */
     if (!terminate) {
-        kill(-j->pid, signo);
+        signal_groups(nd, j, signo);
         return TS_OK;
     }
     if (j->terminating)
         return TS_OK;
     j->terminating = 1;
-    kill(-j->pid, SIGCONT); /* a suspended job must be able to act on SIGTERM */
-    kill(-j->pid, SIGTERM);
+    signal_groups(nd, j, SIGCONT); /* a suspended job must be able to act on SIGTERM */
+    signal_groups(nd, j, SIGTERM);
     j->kill_timer = loop_timer_add(nd->loop, (uint64_t)kill_wait * 1000, 0, kill_wait_over, j);
     return TS_OK;
 }
@@ -404,6 +457,6 @@ size_t job_running_ids(struct noded *nd, uint32_t **ids)
     while (hashmap_next(nd->jobs, &cursor, NULL, NULL, &value))
         (*ids)[k++] = ((struct nd_job *)value)->id;
     for (const struct nd_report *r = nd->reports; r; r = r->next)
-        (*ids)[k++] = r->msg.job_id;
+        (*ids)[k++] = r->is_step ? r->step.job_id : r->msg.job_id;
     return k;
 }

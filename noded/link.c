@@ -6,6 +6,7 @@
 #include "noded/noded.h"
 
 #include "common/conf.h"
+#include "common/cred.h"
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/loop.h"
@@ -14,6 +15,7 @@
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 #define RETRY_MS 1000 /* between registration attempts */
 
@@ -60,6 +62,8 @@ static void registered(void *arg, int err, const Tessera__Response *resp)
     }
     const Tessera__NodeRegisterResponse *r = resp->node_register;
     nd->registered = 1;
+    if (r->cred_public_key && r->cred_public_key[0])
+        link_take_cred_key(nd, r->cred_public_key);
     nd->heartbeat_secs = r->heartbeat_secs ? r->heartbeat_secs : 10;
     log_info("registered with the controller (heartbeat every %u s)", nd->heartbeat_secs);
     for (size_t i = 0; i < r->n_kill_jobs; i++) {
@@ -157,6 +161,7 @@ static void drop_report(struct noded *nd, struct nd_report *target)
         if (nd->reports_tail == r)
             nd->reports_tail = prev;
         free(r->msg.node);
+        free(r->step.node);
         free(r);
         return;
     }
@@ -177,7 +182,7 @@ static void report_answered(void *arg, int err, const Tessera__Response *resp)
     }
     /* acknowledged (an error answer too: the controller has heard of it and will not
      * want it again) */
-    log_debug("job %u: end acknowledged", r->msg.job_id);
+    log_debug("job %u: end acknowledged", r->is_step ? r->step.job_id : r->msg.job_id);
     drop_report(nd, r);
 }
 
@@ -192,14 +197,29 @@ static void send_reports(struct noded *nd)
         rc->nd = nd;
         rc->report = r;
         Tessera__Request req = TESSERA__REQUEST__INIT;
-        req.msg_case = TESSERA__REQUEST__MSG_JOB_COMPLETE;
-        req.job_complete = &r->msg;
+        if (r->is_step) {
+            req.msg_case = TESSERA__REQUEST__MSG_STEP_COMPLETE;
+            req.step_complete = &r->step;
+        } else {
+            req.msg_case = TESSERA__REQUEST__MSG_JOB_COMPLETE;
+            req.job_complete = &r->msg;
+        }
         if (rpc_peer_call(nd->ctl, &req, report_answered, rc) != TS_OK) {
             free(rc);
             return;
         }
         r->in_flight = 1;
     }
+}
+
+static void queue_report(struct noded *nd, struct nd_report *r)
+{
+    if (nd->reports_tail)
+        nd->reports_tail->next = r;
+    else
+        nd->reports = r;
+    nd->reports_tail = r;
+    send_reports(nd);
 }
 
 void link_report_end(struct noded *nd, uint32_t job_id, int status, int batch)
@@ -219,15 +239,43 @@ void link_report_end(struct noded *nd, uint32_t job_id, int status, int batch)
     r->msg.batch = batch;
     r->msg.end_time = (int64_t)time(NULL);
     r->msg.seq = ++nd->report_seq;
-    if (nd->reports_tail)
-        nd->reports_tail->next = r;
-    else
-        nd->reports = r;
-    nd->reports_tail = r;
-    send_reports(nd);
+    queue_report(nd, r);
+}
+
+void link_report_step_end(struct noded *nd, uint32_t job_id, uint32_t step_id, int status)
+{
+    struct nd_report *r = calloc(1, sizeof(*r));
+    char *node = r ? strdup(nd->name) : NULL;
+    if (!node) {
+        log_error("step %u.%u: out of memory; its end cannot be reported", job_id, step_id);
+        free(r);
+        return;
+    }
+    tessera__step_complete_request__init(&r->step);
+    r->is_step = 1;
+    r->step.node = node;
+    r->step.job_id = job_id;
+    r->step.step_id = step_id;
+    r->step.status = status;
+    r->step.end_time = (int64_t)time(NULL);
+    r->step.seq = ++nd->report_seq;
+    queue_report(nd, r);
 }
 
 /* ------------------------------------------------------------------------------------ */
+
+void link_take_cred_key(struct noded *nd, const char *pem)
+{
+    if (nd->conf->cred_public_key)
+        return; /* the configured key stands */
+    struct cred_key *k = NULL;
+    if (cred_key_from_public_pem(pem, strlen(pem), &k) != TS_OK) {
+        log_error("the controller's step credential key is unusable");
+        return;
+    }
+    cred_key_free(nd->cred_key);
+    nd->cred_key = k;
+}
 
 int link_start(struct noded *nd)
 {

@@ -134,7 +134,7 @@ int noded_create(const struct noded_options *opts, struct noded **out, char *err
     loop_set_orphan_cb(nd->loop, on_orphan, nd);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
-    if ((err = prepare_spool(nd, errbuf, errlen)))
+    if ((err = prepare_spool(nd, errbuf, errlen)) || (err = step_setup(nd, errbuf, errlen)))
         goto error;
     job_clean_spool(nd);
     if ((err = start_server(nd, errbuf, errlen)))
@@ -178,6 +178,7 @@ void noded_destroy(struct noded *nd)
         link_stop(nd);
     rpc_server_destroy(nd->server);
     job_table_destroy(nd);
+    step_teardown(nd);
     if (nd->loop)
         for (int i = 0; i < 3; i++) /* deliver what the auth threads posted */
             loop_run_once(nd->loop, 0);

@@ -24,22 +24,44 @@ struct loop;
 struct loop_timer;
 struct rpc_peer;
 struct hashmap;
+struct cred_key;
+struct cred_replay;
 
-/* A job with processes on this node. */
+struct nd_job;
+struct noded;
+
+/* A step of a job running here: its step daemon (tessera-stepd) leads a session holding
+ * the step's tasks. */
+struct nd_step {
+    struct nd_step *next;
+    struct noded *nd;
+    struct nd_job *job;
+    uint32_t step_id;
+    pid_t pid;                 /* the step daemon, leader of the step's process group */
+    unsigned long long start;  /* its start time (/proc), to tell it from a reused pid */
+    uid_t uid;                 /* the step's user (may signal it) */
+    char spool[600];           /* its folder in the spool */
+};
+
+/* A job with processes on this node: its batch script, its steps, or both. */
 struct nd_job {
-    uint32_t id;
-    pid_t pid;                 /* the batch script (leader of its process group) */
+    uint32_t id;               /* the leader's id */
+    pid_t pid;                 /* the batch script (leader of its process group); 0: none */
     unsigned long long start;  /* the process's start time (/proc), to tell it from reuse */
     int batch;
     int terminating;           /* SIGTERM sent; SIGKILL follows after KillWait */
     struct loop_timer *kill_timer;
-    char spool[600];           /* its folder in the spool */
+    char spool[600];           /* its folder in the spool (batch script) */
+    struct nd_step *steps;
 };
 
-/* A job end waiting for the controller's acknowledgement. */
+/* An end waiting for the controller's acknowledgement: a job's (batch script, or all its
+ * processes after a terminate) or a step's on this node. */
 struct nd_report {
     struct nd_report *next;
+    int is_step;
     Tessera__JobCompleteRequest msg;
+    Tessera__StepCompleteRequest step;
     int in_flight;
 };
 
@@ -66,6 +88,11 @@ struct noded {
 
     /* jobs (noded/job.c) */
     struct hashmap *jobs;      /* id -> struct nd_job */
+
+    /* step launches (noded/step.c) */
+    struct cred_key *cred_key; /* verifies step credentials: configured, or the
+                                * controller's (registration) */
+    struct cred_replay *replay;
 };
 
 struct noded_options {
@@ -85,6 +112,10 @@ int link_start(struct noded *nd);
 void link_stop(struct noded *nd);
 /* Queue a job end for the controller (sent now if registered, else after registering). */
 void link_report_end(struct noded *nd, uint32_t job_id, int status, int batch);
+/* The same for a step's end on this node (status: the worst task wait status). */
+void link_report_step_end(struct noded *nd, uint32_t job_id, uint32_t step_id, int status);
+/* The controller handed its public key (PEM) at registration. */
+void link_take_cred_key(struct noded *nd, const char *pem);
 
 /* noded/job.c */
 int job_table_create(struct noded *nd);
@@ -98,6 +129,30 @@ int job_launch_batch(struct noded *nd, const Tessera__BatchLaunchRequest *req, c
 int job_signal(struct noded *nd, uint32_t job_id, int signo, int terminate, unsigned kill_wait);
 /* Ids of the jobs with processes here, and of ends not yet acknowledged. */
 size_t job_running_ids(struct noded *nd, uint32_t **ids);
+/* The job's entry, made (without processes) when missing; NULL when out of memory. */
+struct nd_job *job_get_or_add(struct noded *nd, uint32_t job_id);
+/* A process of j ended: when nothing of it is left, report the end of a terminate and
+ * forget it. */
+void job_maybe_done(struct noded *nd, struct nd_job *j);
+/* Kill what one earlier daemon's spool folder records (pgid file), then remove it. */
+void job_clean_dir(const char *dir);
+/* Remove a folder and its files. */
+void job_rm_tree(const char *path);
+/* Write text to a new file (mode), whole. */
+int job_write_text(const char *path, const char *text, mode_t mode);
+/* The start time of a process (/proc), 0 when gone. */
+unsigned long long job_proc_start_time(pid_t pid);
+
+/* noded/step.c */
+int step_setup(struct noded *nd, char *errbuf, size_t errlen);
+void step_teardown(struct noded *nd);
+/* srun's launch (uid: the proven requester). errbuf gets the refusal's reason. */
+int step_launch(struct noded *nd, const Tessera__StepLaunchRequest *req, uid_t uid,
+                char *errbuf, size_t errlen);
+/* Signal a step's tasks (uid: the requester; the controller's or the step's user). */
+int step_signal(struct noded *nd, const Tessera__StepSignalRequest *req, uid_t uid);
+/* Signal every step of j; terminate: SIGCONT and SIGTERM (SIGKILL is the job's timer). */
+void step_signal_all(struct noded *nd, struct nd_job *j, int signo);
 
 /* noded/rpc.c */
 extern const struct rpc_handler noded_rpc_handlers[];

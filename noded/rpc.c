@@ -1,5 +1,7 @@
-/* The node daemon's RPC handlers: launches and signals from the controller. Only the
- * controller's uid (SlurmUser) and root may send them. */
+/* The node daemon's RPC handlers: batch launches and job signals from the controller
+ * (only the controller's uid, SlurmUser, and root may send them); step launches from srun
+ * (anyone: the signed credential decides) and step signals (the step's user or the
+ * controller). */
 #include "noded/noded.h"
 
 #include "common/conf.h"
@@ -25,10 +27,12 @@ static void respond_empty(struct rpc_request *req, Tessera__Response__MsgCase ki
     Tessera__Empty empty = TESSERA__EMPTY__INIT;
     Tessera__Response resp = TESSERA__RESPONSE__INIT;
     resp.msg_case = kind;
-    if (kind == TESSERA__RESPONSE__MSG_BATCH_LAUNCH)
-        resp.batch_launch = &empty;
-    else
-        resp.job_signal = &empty;
+    switch (kind) {
+    case TESSERA__RESPONSE__MSG_BATCH_LAUNCH: resp.batch_launch = &empty; break;
+    case TESSERA__RESPONSE__MSG_STEP_LAUNCH: resp.step_launch = &empty; break;
+    case TESSERA__RESPONSE__MSG_STEP_SIGNAL: resp.step_signal = &empty; break;
+    default: resp.job_signal = &empty; break;
+    }
     rpc_respond(req, &resp);
 }
 
@@ -61,6 +65,35 @@ static void handle_job_signal(struct rpc_request *req, const Tessera__Request *m
     respond_empty(req, TESSERA__RESPONSE__MSG_JOB_SIGNAL);
 }
 
+static void handle_step_launch(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct noded *nd = arg;
+    char why[512] = "";
+    int err = step_launch(nd, msg->step_launch, rpc_request_uid(req), why, sizeof(why));
+    if (err) {
+        log_warn("step launch from uid %u at %s refused: %s", (unsigned)rpc_request_uid(req),
+                 rpc_request_peer(req), why[0] ? why : ts_strerror(err));
+        rpc_respond_error(req, err, why[0] ? why : NULL);
+        return;
+    }
+    respond_empty(req, TESSERA__RESPONSE__MSG_STEP_LAUNCH);
+}
+
+static void handle_step_signal(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct noded *nd = arg;
+    const Tessera__StepSignalRequest *s = msg->step_signal;
+    if (!s->terminate && (s->signal == 0 || s->signal >= NSIG)) {
+        rpc_respond_error(req, TS_EINVAL, NULL);
+        return;
+    }
+    int err = step_signal(nd, s, rpc_request_uid(req));
+    if (err)
+        rpc_respond_error(req, err, NULL);
+    else
+        respond_empty(req, TESSERA__RESPONSE__MSG_STEP_SIGNAL);
+}
+
 static void handle_ping(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct noded *nd = arg;
@@ -81,5 +114,7 @@ const struct rpc_handler noded_rpc_handlers[] = {
     {TESSERA__REQUEST__MSG_PING, "ping", handle_ping},
     {TESSERA__REQUEST__MSG_BATCH_LAUNCH, "batch_launch", handle_batch_launch},
     {TESSERA__REQUEST__MSG_JOB_SIGNAL, "job_signal", handle_job_signal},
+    {TESSERA__REQUEST__MSG_STEP_LAUNCH, "step_launch", handle_step_launch},
+    {TESSERA__REQUEST__MSG_STEP_SIGNAL, "step_signal", handle_step_signal},
 };
 const size_t noded_rpc_nhandlers = sizeof(noded_rpc_handlers) / sizeof(noded_rpc_handlers[0]);

@@ -41,6 +41,9 @@ int harness_cluster_init(struct harness_cluster *c, const char *extra)
     snprintf(c->state, sizeof(c->state), "%s/state", c->dir);
     snprintf(c->ctld_log, sizeof(c->ctld_log), "%s/ctld.log", c->dir);
     snprintf(c->conf_env, sizeof(c->conf_env), "TESSERA_CONF=%s", c->conf);
+    const char *path = getenv("PATH");
+    snprintf(c->path_env, sizeof(c->path_env), "PATH=%s:%s", TESSERA_BIN_DIR,
+             path ? path : "/usr/bin:/bin");
     c->ctld_port = harness_free_port();
     for (int i = 0; i < HARNESS_MAX_NODES; i++) {
         snprintf(c->nodes[i].name, sizeof(c->nodes[i].name), "n%d", i + 1);
@@ -128,6 +131,7 @@ int harness_cmd_full(struct harness_cluster *c, uid_t uid, const char *const ext
     char *env[32];
     size_t nenv = 0;
     env[nenv++] = c->conf_env;
+    env[nenv++] = c->path_env;
     for (size_t i = 0; extra_env && extra_env[i] && nenv < 31; i++)
         env[nenv++] = (char *)extra_env[i];
     env[nenv] = NULL;
@@ -146,7 +150,7 @@ pid_t harness_cmd_spawn(struct harness_cluster *c, const char *cmd, const char *
     for (size_t i = 0; args && args[i] && n < 63; i++)
         argv[n++] = (char *)args[i];
     argv[n] = NULL;
-    char *env[] = {c->conf_env, NULL};
+    char *env[] = {c->conf_env, c->path_env, NULL};
     return harness_spawn(argv, env, log);
 }
 

@@ -25,6 +25,7 @@ struct harness_cluster {
     char state[320];
     char ctld_log[320];
     char conf_env[340]; /* "TESSERA_CONF=..." */
+    char path_env[4096]; /* "PATH=<build bin>:...": scripts find Tessera's commands first */
     struct harness_munge munge;
     uint16_t ctld_port;
     pid_t ctld;

@@ -1,0 +1,400 @@
+/* srun: run a parallel step (SPEC 1.5). Inside an allocation (SLURM_JOB_ID set: salloc, a
+ * batch script) it creates a step of that job; outside one it first obtains an
+ * allocation of its components, as salloc does, and releases it at the end.
+ *
+ * Components: `srun -n2 a : -n1 b` runs a on component 0 and b on component 1; within an
+ * allocation `--het-group=EXPR` picks the job components an srun component runs on
+ * (`--het-group=0,1 env` runs env on both). One step spans all of them, with one step id
+ * and global ranks in ascending component order (docs/steps.md).
+ */
+#include "cmds/alloc.h"
+#include "cmds/cmdutil.h"
+#include "cmds/step_run.h"
+
+#include "common/conf.h"
+#include "common/errors.h"
+#include "common/idset.h"
+#include "common/jobenv.h"
+#include "common/jobopt.h"
+
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+
+#define PROG "srun"
+#define MAX_COMPONENTS 128
+
+extern char **environ;
+
+static volatile sig_atomic_t got_int; /* Ctrl-C while waiting for an allocation */
+
+static void on_int(int sig)
+{
+    (void)sig;
+    got_int = 1;
+}
+
+static void usage(FILE *out)
+{
+    fprintf(out,
+            "Usage: srun [OPTIONS(0)...] [ : [OPTIONS(N)...]] executable(0) [args(0)...]\n"
+            "\n"
+            "Components are separated by a lone \":\"; inside an allocation --het-group picks\n"
+            "the job components a component runs on.\n"
+            "\n"
+            "  -A, --account=name          charge the job to this account (new allocation)\n"
+            "  -c, --cpus-per-task=n       CPUs per task\n"
+            "  -D, --chdir=path            working directory of the tasks\n"
+            "  -e, --error=pattern         tasks' standard error to files (%%t %%n %%N %%j %%s)\n"
+            "      --export=[ALL|NONE|vars]  environment passed to the tasks\n"
+            "      --het-group=list        job components to run on (\"0,2\", \"1-3\")\n"
+            "  -i, --input=pattern         tasks' standard input from files\n"
+            "  -J, --job-name=name         name of the job (new allocation)\n"
+            "  -l, --label                 prefix each output line with its task's rank\n"
+            "  -m, --distribution=block|cyclic  how tasks are laid over the nodes\n"
+            "      --mpi=pmi1|none         PMI-1 is always served\n"
+            "  -N, --nodes=min[-max]       number of nodes\n"
+            "  -n, --ntasks=n              number of tasks\n"
+            "      --ntasks-per-node=n     tasks per node\n"
+            "  -o, --output=pattern        tasks' standard output to files\n"
+            "  -p, --partition=name        partition (new allocation)\n"
+            "  -t, --time=limit            time limit (new allocation)\n"
+            "  -u, --unbuffered            output as it is written (always so)\n"
+            "  -w, --nodelist=hosts        run on these nodes\n"
+            "  -x, --exclude=hosts         not on these nodes\n"
+            "  -Q, --quiet                 fewer messages\n"
+            "  -h, --help                  this text\n"
+            "  -V, --version               print the version\n");
+}
+
+static int parse_failure(int err, const char *msg)
+{
+    if (err == TS_EOPTION) {
+        fprintf(stderr, "%s: %s\nTry \"%s --help\" for more information\n", PROG, msg, PROG);
+        return 1;
+    }
+    cmd_error(PROG, "%s", msg);
+    return 1;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* which job components each srun component runs on */
+
+struct mapping {
+    size_t n;                        /* job components of the step */
+    uint32_t offset[MAX_COMPONENTS]; /* job component */
+    size_t from[MAX_COMPONENTS];     /* the srun component it takes options from */
+};
+
+static int map_components(const struct jobopt *opt, uint32_t het_size, int in_alloc,
+                          struct mapping *m)
+{
+    m->n = 0;
+    for (size_t i = 0; i < opt->ncomponents; i++) {
+        const char *hg = opt->components[i]->het_group;
+        struct idset *ids = NULL;
+        if (hg && *hg) {
+            if (!in_alloc) {
+                cmd_error(PROG, "--het-group is only meaningful within an allocation");
+                return 1;
+            }
+            if (idset_parse(hg, &ids) != TS_OK) {
+                cmd_error(PROG, "Invalid --het-group specification: %s", hg);
+                return 1;
+            }
+        } else if (!(ids = idset_create()) || idset_add(ids, (uint32_t)i) != TS_OK) {
+            idset_destroy(ids);
+            cmd_error(PROG, "%s", ts_strerror(TS_ENOMEM));
+            return 1;
+        }
+        for (uint32_t k = idset_first(ids); k != IDSET_INVALID; k = idset_next(ids, k)) {
+            uint32_t max = het_size ? het_size - 1 : 0;
+            if (k > max) {
+                if (het_size)
+                    cmd_error(PROG,
+                              "Attempt to run a job step with het-group value of %u, but the job "
+                              "allocation has maximum value of %u",
+                              k, max);
+                else
+                    cmd_error(PROG,
+                              "Requested het-group offset exceeds highest hetjob index (%u > 0)",
+                              k);
+                idset_destroy(ids);
+                return 1;
+            }
+            for (size_t j = 0; j < m->n; j++) {
+                if (m->offset[j] == k) {
+                    cmd_error(PROG, "Only one step per component in one srun: het group %u "
+                                    "is given twice", k);
+                    idset_destroy(ids);
+                    return 1;
+                }
+            }
+            if (m->n == MAX_COMPONENTS) {
+                idset_destroy(ids);
+                cmd_error(PROG, "too many components");
+                return 1;
+            }
+            m->offset[m->n] = k;
+            m->from[m->n++] = i;
+        }
+        idset_destroy(ids);
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* the step */
+
+static Tessera__StepComponentRequest *component_request(const Tessera__JobDesc *d,
+                                                        uint32_t offset)
+{
+    Tessera__StepComponentRequest *c = calloc(1, sizeof(*c));
+    if (!c)
+        return NULL;
+    tessera__step_component_request__init(c);
+    c->het_group = offset;
+    c->ntasks = d->has_ntasks ? d->ntasks : 0;
+    c->min_nodes = d->has_min_nodes ? d->min_nodes : 0;
+    c->max_nodes = d->has_max_nodes ? d->max_nodes : 0;
+    c->cpus_per_task = d->has_cpus_per_task ? d->cpus_per_task : 0;
+    c->ntasks_per_node = d->has_ntasks_per_node ? d->ntasks_per_node : 0;
+    c->distribution = d->distribution && !strcmp(d->distribution, "cyclic")
+                          ? TESSERA__STEP_DISTRIBUTION__STEP_DIST_CYCLIC
+                          : TESSERA__STEP_DISTRIBUTION__STEP_DIST_BLOCK;
+    c->nodelist = d->nodelist ? d->nodelist : (char *)"";
+    c->exclude = d->exclude ? d->exclude : (char *)"";
+    return c;
+}
+
+static const char *base_name(const char *path)
+{
+    const char *slash = strrchr(path, '/');
+    return slash ? slash + 1 : path;
+}
+
+/* Ask the controller for the step; prints Slurm's error lines. */
+static int create_step(struct ctl *ctl, uint32_t job_id, const struct jobopt *opt,
+                       const struct mapping *m, Tessera__Response **out)
+{
+    Tessera__StepComponentRequest *comps[MAX_COMPONENTS];
+    size_t n = 0;
+    int rc = 0;
+    for (; n < m->n; n++)
+        if (!(comps[n] = component_request(opt->components[m->from[n]], m->offset[n])))
+            break;
+    Tessera__StepCreateRequest sc = TESSERA__STEP_CREATE_REQUEST__INIT;
+    sc.job_id = job_id;
+    sc.components = comps;
+    sc.n_components = n;
+    sc.name = (char *)base_name(opt->components[m->from[0]]->argv[0]);
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_STEP_CREATE;
+    req.step_create = &sc;
+    *out = NULL;
+    int err = n == m->n ? ctl_call(ctl, &req, out) : TS_ENOMEM;
+    if (err) {
+        cmd_error(PROG, "Unable to create step for job %u: %s", job_id,
+                  err == TS_ECONNECT ? "Unable to contact slurm controller (connect failure)"
+                                     : ts_strerror(err));
+        rc = 1;
+    } else if ((*out)->error) {
+        const Tessera__Error *e = (*out)->error;
+        if (e->code == TS_EHET_GROUP || e->code == TS_EHETJOB_STEPS)
+            cmd_error(PROG, "%s", e->text);
+        else
+            cmd_error(PROG, "Unable to create step for job %u: %s", job_id, e->text);
+        rc = 1;
+    } else if ((*out)->msg_case != TESSERA__RESPONSE__MSG_STEP_CREATE) {
+        cmd_error(PROG, "Unable to create step for job %u: unexpected response", job_id);
+        rc = 1;
+    }
+    for (size_t i = 0; i < n; i++)
+        free(comps[i]);
+    return rc;
+}
+
+/* argv of each layout component, from the srun component it came from. */
+static Tessera__StepLaunchComponent **launch_components(const Tessera__StepLayout *l,
+                                                        const struct jobopt *opt,
+                                                        const struct mapping *m,
+                                                        Tessera__StepLaunchComponent *store)
+{
+    Tessera__StepLaunchComponent **v = calloc(l->n_components ? l->n_components : 1, sizeof(*v));
+    for (size_t i = 0; v && i < l->n_components; i++) {
+        tessera__step_launch_component__init(&store[i]);
+        for (size_t k = 0; k < m->n; k++) {
+            if (m->offset[k] != l->components[i]->offset)
+                continue;
+            const Tessera__JobDesc *d = opt->components[m->from[k]];
+            store[i].argv = d->argv;
+            store[i].n_argv = d->n_argv;
+        }
+        v[i] = &store[i];
+    }
+    return v;
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+struct job_ref {
+    uint32_t job_id;
+    uint32_t het_size; /* 0: a plain job */
+    int in_alloc;
+};
+
+static int from_environment(struct job_ref *j)
+{
+    const char *id = getenv("SLURM_JOB_ID");
+    if (!id || !*id)
+        id = getenv("SLURM_JOBID");
+    if (!id || !*id)
+        return 0;
+    j->job_id = (uint32_t)strtoul(id, NULL, 10);
+    const char *hs = getenv("SLURM_HET_SIZE");
+    j->het_size = hs && *hs ? (uint32_t)strtoul(hs, NULL, 10) : 0;
+    j->in_alloc = j->job_id != 0;
+    return j->in_alloc;
+}
+
+/* The tasks' environment: srun's as --export says, with the allocation's variables when
+ * srun made the allocation itself. */
+static char **task_environment(const struct jobopt *opt, const struct alloc *a)
+{
+    Tessera__JobDesc d = *opt->components[0];
+    char **base = jobenv_exported(&d);
+    if (!base || !a->grant)
+        return base;
+    char **env = jobenv_salloc((const Tessera__JobRecord *const *)a->grant->components,
+                               a->grant->n_components, base, NULL);
+    jobenv_free(base);
+    return env;
+}
+
+static int run(struct ctl *ctl, const struct jobopt *opt, struct alloc *a,
+               const struct job_ref *job)
+{
+    struct mapping m;
+    if (map_components(opt, job->het_size, job->in_alloc, &m))
+        return 1;
+    Tessera__Response *resp = NULL;
+    if (create_step(ctl, job->job_id, opt, &m, &resp)) {
+        if (resp)
+            tessera__response__free_unpacked(resp, NULL);
+        return 1;
+    }
+    const Tessera__StepLayout *l = resp->step_create->layout;
+    Tessera__StepLaunchComponent *store = calloc(l->n_components ? l->n_components : 1,
+                                                 sizeof(*store));
+    Tessera__StepLaunchComponent **comps = store ? launch_components(l, opt, &m, store) : NULL;
+    char **env = task_environment(opt, a);
+    int rc = 1;
+    if (!comps || !env) {
+        cmd_error(PROG, "%s", ts_strerror(TS_ENOMEM));
+    } else {
+        const Tessera__JobDesc *d0 = opt->components[0];
+        struct step_run_params p = {
+            .conf = ctl->conf,
+            .step = resp->step_create,
+            .components = comps,
+            .env = env,
+            .work_dir = d0->work_dir,
+            .label = opt->label,
+            .quiet = opt->quiet,
+            .std_out = d0->std_out,
+            .std_err = d0->std_err,
+            .std_in = d0->std_in,
+            .append = d0->open_mode && !strcmp(d0->open_mode, "append"),
+        };
+        ctl_disconnect(ctl); /* idle while the step runs; the release reconnects */
+        rc = step_run(&p);
+    }
+    jobenv_free(env);
+    free(comps);
+    free(store);
+    tessera__response__free_unpacked(resp, NULL);
+    return rc;
+}
+
+/* srun outside an allocation: obtain one of the components first, quietly unless it
+ * has to wait. */
+static int allocate(struct ctl *ctl, const struct jobopt *opt, struct alloc *a,
+                    struct job_ref *job)
+{
+    a->ctl = ctl;
+    a->quiet = opt->quiet;
+    a->srun = 1;
+    if (alloc_submit(a, opt))
+        return 1;
+    switch (alloc_wait_grant(a, &got_int)) {
+    case ALLOC_GRANTED:
+        break;
+    case ALLOC_INTERRUPTED:
+        alloc_cancel(a);
+        fprintf(stderr, "%s: Job allocation %u has been revoked.\n", PROG, a->job_id);
+        return 1;
+    default:
+        return 1;
+    }
+    job->job_id = a->job_id;
+    job->het_size = opt->ncomponents > 1 ? (uint32_t)opt->ncomponents : 0;
+    return 0;
+}
+
+int main(int argc, char **argv)
+{
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof(cwd))) {
+        cmd_error(PROG, "cannot determine the working directory");
+        return 1;
+    }
+    argv[0] = (char *)PROG;
+    struct jobopt_input in = {.cmd = JOBOPT_SRUN, .argc = argc, .argv = argv,
+                              .envp = environ, .now = time(NULL), .cwd = cwd};
+    struct jobopt opt;
+    char msg[1024];
+    int err = jobopt_parse(&in, &opt, msg, sizeof(msg));
+    if (err)
+        return parse_failure(err, msg);
+    if (opt.help || opt.version) {
+        if (opt.help)
+            usage(stdout);
+        else
+            printf("tessera %s\n", TESSERA_VERSION);
+        jobopt_free(&opt);
+        return 0;
+    }
+    if (opt.ncomponents == 0 || opt.components[0]->n_argv == 0) {
+        cmd_error(PROG, "No executable program specified");
+        jobopt_free(&opt);
+        return 1;
+    }
+    struct ctl ctl;
+    if (cmd_set_origin(&opt, cwd) || ctl_load_conf(&ctl, PROG, NULL) != 0) {
+        jobopt_free(&opt);
+        return 1;
+    }
+    struct alloc a = {.ctl = &ctl};
+    struct job_ref job = {0};
+    int rc = 1;
+    if (!from_environment(&job)) {
+        struct sigaction sa = {.sa_handler = on_int};
+        sigaction(SIGINT, &sa, NULL);
+        rc = allocate(&ctl, &opt, &a, &job);
+        signal(SIGINT, SIG_DFL);
+        if (rc == 0) {
+            rc = run(&ctl, &opt, &a, &job);
+            alloc_release(&a, rc << 8);
+        }
+    } else {
+        rc = run(&ctl, &opt, &a, &job);
+    }
+    alloc_free(&a);
+    ctl_close(&ctl);
+    jobopt_free(&opt);
+    return rc;
+}

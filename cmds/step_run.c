@@ -1,0 +1,784 @@
+/* srun's side of a running step: see step_run.h.
+ *
+ * The step daemons connect back to srun's server (authenticated with MUNGE credentials
+ * restricted to the user's uid; only root, NodedUser or the user itself are listened
+ * to). Requests on one connection arrive in order, so a task's output chunks are printed
+ * in the order it wrote them.
+ */
+#include "cmds/step_run.h"
+
+#include "common/conf.h"
+#include "common/errors.h"
+#include "common/hashmap.h"
+#include "common/idset.h"
+#include "common/loop.h"
+#include "common/rpc_peer.h"
+#include "common/rpc_server.h"
+
+#include <arpa/inet.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <netdb.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/socket.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define PROG "srun"
+#define STDIN_CHUNK (64 * 1024)
+
+struct rank_state {
+    int exited;
+    int status;
+    int eof[2];          /* stdout, stderr */
+    char *partial[2];    /* --label: a line not yet ended */
+    size_t plen[2];
+    size_t node;         /* index into the layout's nodes */
+};
+
+struct srun_step {
+    const struct step_run_params *p;
+    const Tessera__StepLayout *l;
+    struct loop *loop;
+    struct rpc_server *server;
+    char io_host[64];
+    struct rpc_peer **peers;
+    int *launched;             /* per node: 1 accepted, -1 refused, 0 waiting */
+    size_t answers;
+    int launch_failed;
+    struct rank_state *ranks;
+    int label_width;
+    int exit_code;
+    int finished;
+
+    /* input for task 0 */
+    int stdin_open;            /* watched on the loop (a pipe or a terminal) */
+    int stdin_file;            /* a regular file: read on demand, never blocks */
+    int stdin_flags;           /* restored at the end: the descriptor is shared */
+    uint8_t *in_buf;
+    size_t in_len;
+    int in_eof;
+    struct rpc_request *stdin_req;
+
+    /* PMI barriers */
+    struct hashmap *kvs;       /* key -> value (malloc'd) */
+    uint32_t fence_seq;
+    struct rpc_request **fence_reqs;
+    size_t nfence;
+
+    /* signals */
+    uint64_t last_int_ms;
+    int interrupts;
+};
+
+__attribute__((format(printf, 1, 2))) static void srun_error(const char *fmt, ...)
+{
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: error: %s\n", PROG, line);
+}
+
+__attribute__((format(printf, 2, 3))) static void srun_info(const struct srun_step *s,
+                                                            const char *fmt, ...)
+{
+    if (s->p->quiet)
+        return;
+    char line[2048];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    fprintf(stderr, "%s: %s\n", PROG, line);
+}
+
+static void write_all(int fd, const void *data, size_t len)
+{
+    const char *p = data;
+    while (len > 0) {
+        ssize_t n = write(fd, p, len);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0)
+            return; /* our output is gone (a closed pipe): nothing to do about it */
+        p += n;
+        len -= (size_t)n;
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* the end */
+
+static int rank_done(const struct rank_state *r)
+{
+    return r->exited && r->eof[0] && r->eof[1];
+}
+
+static void check_finished(struct srun_step *s)
+{
+    if (s->finished)
+        return;
+    for (size_t i = 0; i < s->l->ntasks; i++)
+        if (!rank_done(&s->ranks[i]))
+            return;
+    s->finished = 1;
+    loop_stop(s->loop);
+}
+
+/* SIGKILL to the step everywhere it was accepted (a failed launch, a third Ctrl-C). */
+static void signal_step(struct srun_step *s, int signo, int terminate);
+
+/* ------------------------------------------------------------------------------------ */
+/* output */
+
+static void flush_partial(struct srun_step *s, uint32_t rank, int stream)
+{
+    struct rank_state *r = &s->ranks[rank];
+    if (!r->plen[stream])
+        return;
+    char prefix[32];
+    int n = snprintf(prefix, sizeof(prefix), "%*u: ", s->label_width, rank);
+    write_all(stream == 0 ? 1 : 2, prefix, (size_t)n);
+    write_all(stream == 0 ? 1 : 2, r->partial[stream], r->plen[stream]);
+    write_all(stream == 0 ? 1 : 2, "\n", 1);
+    free(r->partial[stream]);
+    r->partial[stream] = NULL;
+    r->plen[stream] = 0;
+}
+
+/* --label: every line gets "rank: " in front; a line is printed once it is complete. */
+static void print_labelled(struct srun_step *s, uint32_t rank, int stream, const uint8_t *data,
+                           size_t len)
+{
+    struct rank_state *r = &s->ranks[rank];
+    int fd = stream == 0 ? 1 : 2;
+    while (len > 0) {
+        const uint8_t *nl = memchr(data, '\n', len);
+        size_t take = nl ? (size_t)(nl - data) : len;
+        char *grown = realloc(r->partial[stream], r->plen[stream] + take + 1);
+        if (!grown)
+            return;
+        memcpy(grown + r->plen[stream], data, take);
+        r->partial[stream] = grown;
+        r->plen[stream] += take;
+        if (!nl)
+            return;
+        char prefix[32];
+        int n = snprintf(prefix, sizeof(prefix), "%*u: ", s->label_width, rank);
+        write_all(fd, prefix, (size_t)n);
+        write_all(fd, r->partial[stream], r->plen[stream]);
+        write_all(fd, "\n", 1);
+        r->plen[stream] = 0;
+        data += take + 1;
+        len -= take + 1;
+    }
+}
+
+static int from_step_daemon(struct srun_step *s, struct rpc_request *req)
+{
+    uid_t uid = rpc_request_uid(req);
+    if (uid == 0 || uid == getuid() || uid == s->p->conf->noded_user_uid)
+        return 1;
+    rpc_respond_error(req, TS_EPERM, NULL);
+    return 0;
+}
+
+static int ours(const struct srun_step *s, uint32_t job_id, uint32_t step_id)
+{
+    return job_id == s->l->job_id && step_id == s->l->step_id;
+}
+
+static void respond_empty(struct rpc_request *req, Tessera__Response__MsgCase kind)
+{
+    Tessera__Empty empty = TESSERA__EMPTY__INIT;
+    Tessera__Response resp = TESSERA__RESPONSE__INIT;
+    resp.msg_case = kind;
+    if (kind == TESSERA__RESPONSE__MSG_STEP_IO)
+        resp.step_io = &empty;
+    else
+        resp.step_task_exit = &empty;
+    rpc_respond(req, &resp);
+}
+
+static void handle_io(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct srun_step *s = arg;
+    const Tessera__StepIoRequest *io = msg->step_io;
+    if (!from_step_daemon(s, req))
+        return;
+    if (!ours(s, io->job_id, io->step_id)) {
+        rpc_respond_error(req, TS_EINVAL, NULL);
+        return;
+    }
+    for (size_t i = 0; i < io->n_chunks; i++) {
+        const Tessera__StepIoChunk *c = io->chunks[i];
+        if (c->rank >= s->l->ntasks || (c->stream != 1 && c->stream != 2))
+            continue;
+        int stream = (int)c->stream - 1;
+        if (c->data.len) {
+            if (s->p->label)
+                print_labelled(s, c->rank, stream, c->data.data, c->data.len);
+            else
+                write_all(stream == 0 ? 1 : 2, c->data.data, c->data.len);
+        }
+        if (c->eof) {
+            if (s->p->label)
+                flush_partial(s, c->rank, stream);
+            s->ranks[c->rank].eof[stream] = 1;
+        }
+    }
+    respond_empty(req, TESSERA__RESPONSE__MSG_STEP_IO);
+    check_finished(s);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* task ends */
+
+static const char *signal_text(int sig)
+{
+    switch (sig) {
+    case SIGKILL: return "Killed";
+    case SIGTERM: return "Terminated";
+    case SIGINT: return "Interrupt";
+    case SIGSEGV: return "Segmentation fault";
+    case SIGABRT: return "Aborted";
+    case SIGBUS: return "Bus error";
+    case SIGFPE: return "Floating point exception";
+    case SIGHUP: return "Hangup";
+    case SIGQUIT: return "Quit";
+    default: return strsignal(sig);
+    }
+}
+
+/* The exit code srun takes from one task. */
+static int code_of(int status)
+{
+    return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
+}
+
+/* Slurm's lines: "n2: task 1: Exited with exit code 3", "n1: tasks 0-1: Killed". */
+static void report_exits(struct srun_step *s, const Tessera__StepTaskExitRequest *te)
+{
+    for (size_t i = 0; i < te->n_exits; i++) {
+        int status = te->exits[i]->status;
+        if (status == 0 || te->exits[i]->rank >= s->l->ntasks)
+            continue;
+        int seen = 0; /* grouped with an earlier one of this message */
+        for (size_t k = 0; k < i && !seen; k++)
+            seen = te->exits[k]->status == status;
+        if (seen)
+            continue;
+        struct idset *ids = idset_create();
+        for (size_t k = i; ids && k < te->n_exits; k++)
+            if (te->exits[k]->status == status)
+                idset_add(ids, te->exits[k]->rank);
+        char *list = ids ? idset_format(ids) : NULL;
+        char what[128];
+        if (WIFSIGNALED(status))
+            snprintf(what, sizeof(what), "%s", signal_text(WTERMSIG(status)));
+        else
+            snprintf(what, sizeof(what), "Exited with exit code %d", WEXITSTATUS(status));
+        srun_error("%s: task%s %s: %s", te->node, idset_count(ids) > 1 ? "s" : "",
+                   list ? list : "?", what);
+        free(list);
+        idset_destroy(ids);
+    }
+}
+
+static void handle_task_exit(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct srun_step *s = arg;
+    const Tessera__StepTaskExitRequest *te = msg->step_task_exit;
+    if (!from_step_daemon(s, req))
+        return;
+    if (!ours(s, te->job_id, te->step_id)) {
+        rpc_respond_error(req, TS_EINVAL, NULL);
+        return;
+    }
+    for (size_t i = 0; i < te->n_exits; i++) {
+        uint32_t rank = te->exits[i]->rank;
+        if (rank >= s->l->ntasks || s->ranks[rank].exited)
+            continue;
+        s->ranks[rank].exited = 1;
+        s->ranks[rank].status = te->exits[i]->status;
+        if (code_of(te->exits[i]->status) > s->exit_code)
+            s->exit_code = code_of(te->exits[i]->status);
+    }
+    report_exits(s, te);
+    respond_empty(req, TESSERA__RESPONSE__MSG_STEP_TASK_EXIT);
+    check_finished(s);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* input for task 0 */
+
+static void answer_stdin(struct srun_step *s)
+{
+    if (!s->stdin_req || (!s->in_len && !s->in_eof))
+        return;
+    Tessera__StepStdinResponse in = TESSERA__STEP_STDIN_RESPONSE__INIT;
+    in.data.data = s->in_buf;
+    in.data.len = s->in_len;
+    in.eof = s->in_eof && !s->in_len;
+    Tessera__Response resp = TESSERA__RESPONSE__INIT;
+    resp.msg_case = TESSERA__RESPONSE__MSG_STEP_STDIN;
+    resp.step_stdin = &in;
+    rpc_respond(s->stdin_req, &resp);
+    s->stdin_req = NULL;
+    s->in_len = 0;
+    /* read more once this is delivered */
+    if (s->stdin_open && !s->in_eof)
+        loop_fd_modify(s->loop, 0, LOOP_READ);
+}
+
+static void stdin_readable(struct loop *loop, int fd, unsigned events, void *arg)
+{
+    struct srun_step *s = arg;
+    ssize_t n = read(fd, s->in_buf, STDIN_CHUNK);
+    if (n < 0 && (errno == EAGAIN || errno == EINTR))
+        return;
+    if (n <= 0) {
+        s->in_eof = 1;
+        loop_fd_remove(loop, fd);
+        fcntl(0, F_SETFL, s->stdin_flags);
+        s->stdin_open = 0;
+    } else {
+        s->in_len = (size_t)n;
+        loop_fd_modify(loop, fd, 0); /* one chunk at a time: the task sets the pace */
+    }
+    answer_stdin(s);
+}
+
+static void read_stdin_file(struct srun_step *s)
+{
+    ssize_t n;
+    do
+        n = read(0, s->in_buf, STDIN_CHUNK);
+    while (n < 0 && errno == EINTR);
+    if (n <= 0)
+        s->in_eof = 1;
+    else
+        s->in_len = (size_t)n;
+}
+
+static void handle_stdin(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct srun_step *s = arg;
+    if (!from_step_daemon(s, req))
+        return;
+    if (!ours(s, msg->step_stdin->job_id, msg->step_stdin->step_id) || s->stdin_req) {
+        rpc_respond_error(req, TS_EINVAL, NULL);
+        return;
+    }
+    s->stdin_req = req;
+    if (s->stdin_file && !s->in_len && !s->in_eof)
+        read_stdin_file(s);
+    answer_stdin(s);
+}
+
+/* srun's input goes to task 0 unless it comes from a file, or srun is in the background
+ * of a terminal (reading would stop it). */
+static int stdin_wanted(const struct step_run_params *p)
+{
+    if (p->std_in && *p->std_in)
+        return 0;
+    return !(isatty(0) && tcgetpgrp(0) != getpgrp());
+}
+
+static int start_stdin(struct srun_step *s)
+{
+    if (!stdin_wanted(s->p))
+        return TS_OK;
+    if (!(s->in_buf = malloc(STDIN_CHUNK)))
+        return TS_ENOMEM;
+    s->stdin_flags = fcntl(0, F_GETFL);
+    if (s->stdin_flags < 0) {
+        s->in_eof = 1; /* closed: task 0 reads an empty input */
+    } else if (loop_fd_add(s->loop, 0, LOOP_READ, stdin_readable, s) == TS_OK) {
+        fcntl(0, F_SETFL, s->stdin_flags | O_NONBLOCK);
+        s->stdin_open = 1;
+    } else {
+        s->stdin_file = 1; /* epoll refuses regular files: they are read on demand */
+    }
+    return TS_OK;
+}
+
+
+/* ------------------------------------------------------------------------------------ */
+/* PMI barriers */
+
+static int kv_put(struct srun_step *s, const char *key, const char *value)
+{
+    char *copy = strdup(value);
+    if (!copy)
+        return TS_ENOMEM;
+    free(hashmap_get_str(s->kvs, key));
+    int err = hashmap_put_str(s->kvs, key, copy);
+    if (err)
+        free(copy);
+    return err;
+}
+
+static void answer_fence(struct srun_step *s)
+{
+    size_t n = hashmap_count(s->kvs), k = 0;
+    Tessera__PmiKv *kvs = calloc(n ? n : 1, sizeof(*kvs));
+    Tessera__PmiKv **ptrs = calloc(n ? n : 1, sizeof(*ptrs));
+    char **keys = calloc(n ? n : 1, sizeof(*keys));
+    int oom = !kvs || !ptrs || !keys;
+    size_t cursor = 0;
+    const void *key;
+    size_t klen;
+    void *value;
+    while (!oom && hashmap_next(s->kvs, &cursor, &key, &klen, &value) && k < n) {
+        tessera__pmi_kv__init(&kvs[k]);
+        keys[k] = strndup(key, klen);
+        kvs[k].key = keys[k];
+        kvs[k].value = value;
+        ptrs[k] = &kvs[k];
+        oom = !keys[k];
+        k++;
+    }
+    Tessera__PmiFenceResponse f = TESSERA__PMI_FENCE_RESPONSE__INIT;
+    f.kvs = ptrs;
+    f.n_kvs = k;
+    Tessera__Response resp = TESSERA__RESPONSE__INIT;
+    resp.msg_case = TESSERA__RESPONSE__MSG_PMI_FENCE;
+    resp.pmi_fence = &f;
+    for (size_t i = 0; i < s->nfence; i++) {
+        if (oom)
+            rpc_respond_error(s->fence_reqs[i], TS_ENOMEM, NULL);
+        else
+            rpc_respond(s->fence_reqs[i], &resp);
+    }
+    s->nfence = 0;
+    s->fence_seq++;
+    for (size_t i = 0; keys && i < k; i++)
+        free(keys[i]);
+    free(keys);
+    free(kvs);
+    free(ptrs);
+}
+
+static void handle_fence(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct srun_step *s = arg;
+    const Tessera__PmiFenceRequest *f = msg->pmi_fence;
+    if (!from_step_daemon(s, req))
+        return;
+    if (!ours(s, f->job_id, f->step_id) || f->seq != s->fence_seq ||
+        s->nfence >= s->l->n_nodes) {
+        rpc_respond_error(req, TS_EINVAL, "PMI barrier out of sequence");
+        return;
+    }
+    for (size_t i = 0; i < f->n_kvs; i++) {
+        if (kv_put(s, f->kvs[i]->key, f->kvs[i]->value) != TS_OK) {
+            rpc_respond_error(req, TS_ENOMEM, NULL);
+            return;
+        }
+    }
+    s->fence_reqs[s->nfence++] = req;
+    /* every node contributes once per barrier (a tree of daemons would send fewer,
+     * bigger ones, counted by `contributors`) */
+    if (s->nfence >= s->l->n_nodes)
+        answer_fence(s);
+}
+
+static const struct rpc_handler handlers[] = {
+    {TESSERA__REQUEST__MSG_STEP_IO, "step_io", handle_io},
+    {TESSERA__REQUEST__MSG_STEP_TASK_EXIT, "step_task_exit", handle_task_exit},
+    {TESSERA__REQUEST__MSG_STEP_STDIN, "step_stdin", handle_stdin},
+    {TESSERA__REQUEST__MSG_PMI_FENCE, "pmi_fence", handle_fence},
+};
+
+/* ------------------------------------------------------------------------------------ */
+/* signals */
+
+static void running_list(const struct srun_step *s, char *buf, size_t len)
+{
+    struct idset *ids = idset_create();
+    for (size_t i = 0; ids && i < s->l->ntasks; i++)
+        if (!s->ranks[i].exited)
+            idset_add(ids, (uint32_t)i);
+    char *list = ids ? idset_format(ids) : NULL;
+    snprintf(buf, len, "%s", list ? list : "");
+    free(list);
+    idset_destroy(ids);
+}
+
+/* Ctrl-C: the first forwards SIGINT to the tasks; a second within a second stops the step
+ * (SIGCONT, SIGTERM, SIGKILL after KillWait); a third leaves at once. */
+static void on_interrupt(struct srun_step *s)
+{
+    uint64_t now = loop_now_ms(s->loop);
+    int quick = s->interrupts && now - s->last_int_ms < 1000;
+    s->last_int_ms = now;
+    if (!quick) {
+        s->interrupts = 1;
+        char list[256];
+        running_list(s, list, sizeof(list));
+        srun_info(s, "interrupt (one more within 1 sec to abort)");
+        srun_info(s, "StepId=%u.%u task%s %s: running", s->l->job_id, s->l->step_id,
+                  strpbrk(list, ",-") ? "s" : "", list);
+        srun_info(s, "sending Ctrl-C to StepId=%u.%u", s->l->job_id, s->l->step_id);
+        signal_step(s, SIGINT, 0);
+        return;
+    }
+    if (++s->interrupts == 2) {
+        srun_info(s, "forcing job termination");
+        srun_info(s, "Job step aborted: Waiting up to %u seconds for job step to finish.",
+                  s->p->conf->kill_wait + 2);
+        signal_step(s, 0, 1);
+        return;
+    }
+    srun_error("Job step aborted before step completely launched.");
+    s->exit_code = s->exit_code ? s->exit_code : 1;
+    s->finished = 1;
+    loop_stop(s->loop);
+}
+
+static void on_signal(struct loop *loop, int signo, void *arg)
+{
+    struct srun_step *s = arg;
+    if (signo == SIGINT)
+        on_interrupt(s);
+    else
+        signal_step(s, signo, 0);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* the launch */
+
+struct launch_call {
+    struct srun_step *s;
+    size_t node;
+};
+
+static void step_signal_answered(void *arg, int err, const Tessera__Response *resp)
+{
+    (void)arg;
+    (void)err;
+    (void)resp;
+}
+
+static void signal_step(struct srun_step *s, int signo, int terminate)
+{
+    for (size_t i = 0; i < s->l->n_nodes; i++) {
+        if (s->launched[i] != 1)
+            continue;
+        Tessera__StepSignalRequest sig = TESSERA__STEP_SIGNAL_REQUEST__INIT;
+        sig.job_id = s->l->job_id;
+        sig.step_id = s->l->step_id;
+        sig.signal = (uint32_t)(signo ? signo : SIGTERM);
+        sig.terminate = terminate;
+        sig.kill_wait = s->p->conf->kill_wait;
+        Tessera__Request req = TESSERA__REQUEST__INIT;
+        req.msg_case = TESSERA__REQUEST__MSG_STEP_SIGNAL;
+        req.step_signal = &sig;
+        rpc_peer_call(s->peers[i], &req, step_signal_answered, NULL);
+    }
+}
+
+static void launch_answered(void *arg, int err, const Tessera__Response *resp)
+{
+    struct launch_call *lc = arg;
+    struct srun_step *s = lc->s;
+    size_t node = lc->node;
+    free(lc);
+    if (err == TS_ESHUTDOWN)
+        return;
+    s->answers++;
+    const Tessera__StepLayoutNode *n = s->l->nodes[node];
+    if (err || resp->error) {
+        s->launched[node] = -1;
+        srun_error("Task launch for StepId=%u.%u failed on node %s: %s", s->l->job_id,
+                   s->l->step_id, n->name,
+                   err ? ts_strerror(err) : resp->error->text ? resp->error->text : "");
+        s->launch_failed = 1;
+    } else {
+        s->launched[node] = 1;
+    }
+    if (s->answers < s->l->n_nodes || !s->launch_failed)
+        return;
+    srun_error("Application launch failed: the step could not start on every node");
+    signal_step(s, SIGKILL, 0);
+    s->exit_code = 1;
+    s->finished = 1;
+    loop_stop(s->loop);
+}
+
+/* The address the node daemons reach us at: the one this host uses toward the first of
+ * them (a UDP "connection" sends nothing, it only picks the route). */
+static void pick_io_host(struct srun_step *s)
+{
+    snprintf(s->io_host, sizeof(s->io_host), "127.0.0.1");
+    const Tessera__StepLayoutNode *n = s->l->nodes[0];
+    struct addrinfo hints = {.ai_socktype = SOCK_DGRAM}, *res = NULL;
+    if (getaddrinfo(n->addr, "9", &hints, &res) != 0 || !res)
+        return;
+    int fd = socket(res->ai_family, SOCK_DGRAM | SOCK_CLOEXEC, 0);
+    struct sockaddr_storage ss;
+    socklen_t sl = sizeof(ss);
+    if (fd >= 0 && connect(fd, res->ai_addr, res->ai_addrlen) == 0 &&
+        getsockname(fd, (struct sockaddr *)&ss, &sl) == 0) {
+        if (ss.ss_family == AF_INET)
+            inet_ntop(AF_INET, &((struct sockaddr_in *)&ss)->sin_addr, s->io_host,
+                      sizeof(s->io_host));
+        else if (ss.ss_family == AF_INET6)
+            inet_ntop(AF_INET6, &((struct sockaddr_in6 *)&ss)->sin6_addr, s->io_host,
+                      sizeof(s->io_host));
+    }
+    if (fd >= 0)
+        close(fd);
+    freeaddrinfo(res);
+}
+
+static int send_launches(struct srun_step *s)
+{
+    const struct step_run_params *p = s->p;
+    Tessera__StepLaunchRequest sl = TESSERA__STEP_LAUNCH_REQUEST__INIT;
+    sl.credential = p->step->credential;
+    sl.signature = p->step->signature;
+    sl.components = p->components;
+    sl.n_components = s->l->n_components;
+    size_t nenv = 0;
+    while (p->env && p->env[nenv])
+        nenv++;
+    sl.env = p->env;
+    sl.n_env = nenv;
+    sl.work_dir = (char *)(p->work_dir ? p->work_dir : "/");
+    sl.io_host = s->io_host;
+    sl.io_port = rpc_server_port(s->server);
+    sl.stdin_task0 = stdin_wanted(p);
+    sl.std_out = (char *)(p->std_out ? p->std_out : "");
+    sl.std_err = (char *)(p->std_err ? p->std_err : "");
+    sl.std_in = (char *)(p->std_in ? p->std_in : "");
+    sl.append = p->append;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_STEP_LAUNCH;
+    req.step_launch = &sl;
+    for (size_t i = 0; i < s->l->n_nodes; i++) {
+        const Tessera__StepLayoutNode *n = s->l->nodes[i];
+        struct rpc_peer_config cfg = {
+            .host = n->addr,
+            .port = (uint16_t)n->port,
+            .munge_socket = p->conf->munge_socket,
+            .server_uid = p->conf->noded_user_uid,
+            .cred_ttl = (int)p->conf->cred_ttl,
+            .timeout_ms = p->conf->message_timeout * 1000,
+        };
+        struct launch_call *lc = calloc(1, sizeof(*lc));
+        if (!lc || rpc_peer_create(s->loop, &cfg, &s->peers[i]) != TS_OK) {
+            free(lc);
+            return TS_ENOMEM;
+        }
+        lc->s = s;
+        lc->node = i;
+        if (rpc_peer_call(s->peers[i], &req, launch_answered, lc) != TS_OK) {
+            free(lc);
+            return TS_ENOMEM;
+        }
+    }
+    return TS_OK;
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+static int setup(struct srun_step *s)
+{
+    const Tessera__StepLayout *l = s->l;
+    static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
+    if (!(s->loop = loop_create()))
+        return TS_ENOMEM;
+    /* signals first: the server's threads inherit the blocked mask */
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+        if (loop_signal_add(s->loop, sigs[i], on_signal, s) != TS_OK)
+            return TS_ENOMEM;
+    signal(SIGPIPE, SIG_IGN);
+    s->ranks = calloc(l->ntasks ? l->ntasks : 1, sizeof(*s->ranks));
+    s->peers = calloc(l->n_nodes ? l->n_nodes : 1, sizeof(*s->peers));
+    s->launched = calloc(l->n_nodes ? l->n_nodes : 1, sizeof(*s->launched));
+    s->fence_reqs = calloc(l->n_nodes ? l->n_nodes : 1, sizeof(*s->fence_reqs));
+    s->kvs = hashmap_create();
+    if (!s->ranks || !s->peers || !s->launched || !s->fence_reqs || !s->kvs)
+        return TS_ENOMEM;
+    for (size_t i = 0; i < l->n_nodes; i++)
+        for (size_t k = 0; k < l->nodes[i]->n_ranks; k++)
+            if (l->nodes[i]->ranks[k] < l->ntasks)
+                s->ranks[l->nodes[i]->ranks[k]].node = i;
+    for (uint32_t n = l->ntasks > 1 ? l->ntasks - 1 : 0; n > 0; n /= 10)
+        s->label_width++;
+    if (s->label_width == 0)
+        s->label_width = 1;
+    struct rpc_server_config cfg = {
+        .host = NULL,
+        .port = 0,
+        .munge_socket = s->p->conf->munge_socket,
+        .uid = getuid(),
+        .auth_threads = 1,
+    };
+    int err = rpc_server_create(s->loop, &cfg, handlers, sizeof(handlers) / sizeof(handlers[0]),
+                                s, &s->server);
+    if (!err)
+        err = start_stdin(s);
+    return err;
+}
+
+static void teardown(struct srun_step *s)
+{
+    if (s->stdin_open) {
+        loop_fd_remove(s->loop, 0);
+        fcntl(0, F_SETFL, s->stdin_flags);
+    }
+    rpc_server_destroy(s->server);
+    for (size_t i = 0; s->peers && i < s->l->n_nodes; i++)
+        rpc_peer_destroy(s->peers[i]);
+    if (s->loop)
+        for (int i = 0; i < 3; i++) /* deliver what the auth threads posted */
+            loop_run_once(s->loop, 0);
+    loop_destroy(s->loop);
+    for (size_t i = 0; s->ranks && i < s->l->ntasks; i++) {
+        free(s->ranks[i].partial[0]);
+        free(s->ranks[i].partial[1]);
+    }
+    if (s->kvs) {
+        size_t cursor = 0;
+        void *value;
+        while (hashmap_next(s->kvs, &cursor, NULL, NULL, &value))
+            free(value);
+        hashmap_destroy(s->kvs);
+    }
+    free(s->ranks);
+    free(s->peers);
+    free(s->launched);
+    free(s->fence_reqs);
+    free(s->in_buf);
+}
+
+int step_run(const struct step_run_params *p)
+{
+    struct srun_step s = {.p = p, .l = p->step->layout};
+    if (!s.l || s.l->n_nodes == 0) {
+        srun_error("the step has no nodes");
+        return 1;
+    }
+    int err = setup(&s);
+    if (!err) {
+        pick_io_host(&s);
+        err = send_launches(&s);
+    }
+    if (!err)
+        err = loop_run(s.loop);
+    if (err) {
+        srun_error("%s", ts_strerror(err));
+        s.exit_code = 1;
+    }
+    teardown(&s);
+    return s.exit_code;
+}

@@ -1,0 +1,31 @@
+/* srun's side of a running step (docs/steps.md): the launch sent to every node of the
+ * step at once, and then, on an event loop, the server the step daemons talk to: task
+ * output (printed as it comes, with --label prefixes), task ends, input for task 0, PMI
+ * barriers gathered over all nodes; and signals forwarded to the tasks.
+ */
+#ifndef TESSERA_CMDS_STEP_RUN_H
+#define TESSERA_CMDS_STEP_RUN_H
+
+#include "tessera.pb-c.h"
+
+#include <stddef.h>
+
+struct conf;
+
+struct step_run_params {
+    const struct conf *conf;
+    const Tessera__StepCreateResponse *step;  /* the layout, its credential and signature */
+    Tessera__StepLaunchComponent **components; /* argv per layout component, same order */
+    char **env;                                /* the tasks' environment before the step's */
+    const char *work_dir;
+    int label;
+    int quiet;
+    const char *std_out, *std_err, *std_in;    /* file patterns, NULL or "" to srun */
+    int append;
+};
+
+/* Launch and run the step to its end. Returns srun's exit status: the highest task exit
+ * code, 128+signal for a task killed by a signal, 1 when the launch failed. */
+int step_run(const struct step_run_params *p);
+
+#endif

@@ -1,0 +1,109 @@
+/* RPC handlers for steps: srun's creation, node daemons' end reports, queries. */
+#include "ctld/ctld.h"
+#include "ctld/job.h"
+#include "ctld/rpc.h"
+#include "ctld/step.h"
+
+#include "common/conf.h"
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/store.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <time.h>
+
+/* The step's answer waits for its records (and the jobs' step counters) to be durable:
+ * otherwise a controller restarted in between would hand out the same step id again. */
+struct create_reply {
+    struct rpc_request *req;
+    Tessera__StepCreateResponse sc;
+};
+
+static void create_committed(void *arg, int err)
+{
+    struct create_reply *cr = arg;
+    if (err) {
+        rpc_respond_error(cr->req, err, NULL);
+    } else {
+        Tessera__Response resp = TESSERA__RESPONSE__INIT;
+        resp.msg_case = TESSERA__RESPONSE__MSG_STEP_CREATE;
+        resp.step_create = &cr->sc;
+        rpc_respond(cr->req, &resp);
+    }
+    step_create_response_clear(&cr->sc);
+    free(cr);
+}
+
+void ctld_handle_step_create(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct ctld *c = arg;
+    struct create_reply *cr = calloc(1, sizeof(*cr));
+    if (!cr) {
+        rpc_respond_error(req, TS_ENOMEM, NULL);
+        return;
+    }
+    cr->req = req;
+    char why[512];
+    int err = step_create(c, msg->step_create, rpc_request_uid(req), &cr->sc, why, sizeof(why));
+    if (!err && store_after_commit(c->store, create_committed, cr) == TS_OK)
+        return;
+    if (!err) {
+        step_create_response_clear(&cr->sc);
+        err = TS_ENOMEM;
+    }
+    rpc_respond_error(req, err, why[0] ? why : NULL);
+    free(cr);
+}
+
+static void complete_committed(void *arg, int err)
+{
+    struct rpc_request *req = arg;
+    if (err) {
+        rpc_respond_error(req, err, NULL);
+        return;
+    }
+    Tessera__Empty empty = TESSERA__EMPTY__INIT;
+    Tessera__Response resp = TESSERA__RESPONSE__INIT;
+    resp.msg_case = TESSERA__RESPONSE__MSG_STEP_COMPLETE;
+    resp.step_complete = &empty;
+    rpc_respond(req, &resp);
+}
+
+void ctld_handle_step_complete(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct ctld *c = arg;
+    uid_t uid = rpc_request_uid(req);
+    if (uid != 0 && uid != c->conf->noded_user_uid) {
+        log_warn("refused a step end report from uid %u at %s", (unsigned)uid,
+                 rpc_request_peer(req));
+        rpc_respond_error(req, TS_EPERM, NULL);
+        return;
+    }
+    step_node_ended(c, msg->step_complete);
+    /* acknowledged once durable: the daemon forgets the report then */
+    if (store_after_commit(c->store, complete_committed, req) != TS_OK)
+        rpc_respond_error(req, TS_ENOMEM, NULL);
+}
+
+void ctld_handle_step_query(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    struct ctld *c = arg;
+    Tessera__StepRecord **recs = NULL;
+    size_t n = 0;
+    int err = step_query(c, msg->step_query, &recs, &n);
+    if (err) {
+        free(recs);
+        rpc_respond_error(req, err, NULL);
+        return;
+    }
+    Tessera__StepQueryResponse sq = TESSERA__STEP_QUERY_RESPONSE__INIT;
+    sq.steps = recs;
+    sq.n_steps = n;
+    sq.now = (int64_t)time(NULL);
+    Tessera__Response resp = TESSERA__RESPONSE__INIT;
+    resp.msg_case = TESSERA__RESPONSE__MSG_STEP_QUERY;
+    resp.step_query = &sq;
+    rpc_respond(req, &resp);
+    free(recs);
+}

@@ -1,0 +1,631 @@
+/* Steps in the controller: see ctld/step.h and docs/steps.md.
+ *
+ * Step ids (SPEC 1.5): every component counts its own steps (JobRecord.next_step_id); a
+ * step over several components takes the highest of their counters and moves all of
+ * them past it, so `--het-group=0,1` gives 1721.0 and 1722.0, then `--het-group=0`
+ * 1721.1 alone, then `--het-group=0,1` 1721.2 and 1722.2.
+ *
+ * A step is RUNNING from its creation until every node of the step has reported its end
+ * (or the job ends): COMPLETED when every task exited 0, FAILED otherwise, CANCELLED
+ * after scancel or with its job.
+ */
+#include "ctld/step.h"
+
+#include "ctld/ctld.h"
+#include "ctld/job.h"
+#include "ctld/node.h"
+
+#include "common/conf.h"
+#include "common/cred.h"
+#include "common/errors.h"
+#include "common/hostlist.h"
+#include "common/jobid.h"
+#include "common/jobstate.h"
+#include "common/log.h"
+#include "common/pbutil.h"
+#include "common/rpc_peer.h"
+#include "common/steplayout.h"
+#include "common/store.h"
+
+#include <pwd.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/wait.h>
+
+/* How long a step credential may wait between its creation and its launch on a node. */
+#define STEP_CRED_LIFETIME 120
+
+/* ------------------------------------------------------------------------------------ */
+/* the signing key */
+
+int step_cred_init(struct ctld *c, char *errbuf, size_t errlen)
+{
+    char path[1024];
+    if (c->conf->cred_private_key)
+        snprintf(path, sizeof(path), "%s", c->conf->cred_private_key);
+    else
+        snprintf(path, sizeof(path), "%s/cred_ed25519.pem", c->conf->state_save_location);
+    int err = cred_key_load_or_create(path, &c->cred_key, errbuf, errlen);
+    if (!err)
+        err = cred_key_public_pem(c->cred_key, &c->cred_public_pem);
+    if (err && !errbuf[0])
+        snprintf(errbuf, errlen, "step credential key %s: %s", path, ts_strerror(err));
+    return err;
+}
+
+void step_cred_fini(struct ctld *c)
+{
+    cred_key_free(c->cred_key);
+    c->cred_key = NULL;
+    free(c->cred_public_pem);
+    c->cred_public_pem = NULL;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* records */
+
+static void step_key(uint8_t key[8], uint32_t job_id, uint32_t step_id)
+{
+    for (int i = 0; i < 4; i++) {
+        key[i] = (uint8_t)(job_id >> (24 - 8 * i));
+        key[4 + i] = (uint8_t)(step_id >> (24 - 8 * i));
+    }
+}
+
+static int step_save(struct ctld *c, const struct step *s)
+{
+    size_t len = tessera__step_record__get_packed_size(s->rec);
+    uint8_t *buf = malloc(len ? len : 1);
+    if (!buf)
+        return TS_ENOMEM;
+    tessera__step_record__pack(s->rec, buf);
+    uint8_t key[8];
+    step_key(key, s->rec->job_id, s->rec->step_id);
+    int err = store_put(c->store, STORE_DB_STEPS, key, sizeof(key), buf, len);
+    free(buf);
+    return err;
+}
+
+/* Keep j's list in ascending step id. */
+static void attach(struct job *j, struct step *s)
+{
+    struct step **p = &j->steps;
+    while (*p && (*p)->rec->step_id < s->rec->step_id)
+        p = &(*p)->next;
+    s->next = *p;
+    *p = s;
+}
+
+static struct step *find_step(const struct job *j, uint32_t step_id)
+{
+    for (struct step *s = j->steps; s; s = s->next)
+        if (s->rec->step_id == step_id)
+            return s;
+    return NULL;
+}
+
+void step_free_all(struct ctld *c, struct job *j, int forget)
+{
+    while (j->steps) {
+        struct step *s = j->steps;
+        j->steps = s->next;
+        if (forget) {
+            uint8_t key[8];
+            step_key(key, s->rec->job_id, s->rec->step_id);
+            store_del(c->store, STORE_DB_STEPS, key, sizeof(key));
+        }
+        tessera__step_record__free_unpacked(s->rec, NULL);
+        free(s);
+    }
+}
+
+struct load_state {
+    struct ctld *c;
+    size_t loaded, orphans;
+    char *errbuf;
+    size_t errlen;
+};
+
+static int load_one(void *arg, const void *key, size_t klen, const void *val, size_t vlen)
+{
+    struct load_state *ls = arg;
+    Tessera__StepRecord *rec = tessera__step_record__unpack(NULL, vlen, val);
+    if (!rec || klen != 8) {
+        if (rec)
+            tessera__step_record__free_unpacked(rec, NULL);
+        snprintf(ls->errbuf, ls->errlen, "state: a step record is corrupt");
+        return TS_ESTORE_CORRUPT;
+    }
+    struct job *j = job_find(&ls->c->jobs, rec->job_id);
+    struct step *s = j ? calloc(1, sizeof(*s)) : NULL;
+    if (!s) {
+        tessera__step_record__free_unpacked(rec, NULL);
+        if (j)
+            return TS_ENOMEM;
+        store_del(ls->c->store, STORE_DB_STEPS, key, klen); /* its job is gone */
+        ls->orphans++;
+        return TS_OK;
+    }
+    s->rec = rec;
+    attach(j, s);
+    ls->loaded++;
+    return TS_OK;
+}
+
+int step_table_load(struct ctld *c, char *errbuf, size_t errlen)
+{
+    struct load_state ls = {.c = c, .errbuf = errbuf, .errlen = errlen};
+    int err = store_foreach(c->store, STORE_DB_STEPS, load_one, &ls);
+    if (!err)
+        log_info("state: %zu step records loaded%s", ls.loaded,
+                 ls.orphans ? " (records of forgotten jobs dropped)" : "");
+    return err;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* creation */
+
+static int check_job(struct ctld *c, struct job *leader, uid_t uid)
+{
+    const Tessera__JobRecord *r = leader->rec;
+    if (!job_is_admin(c, uid) && !(r->desc->has_user_id && r->desc->user_id == (uint32_t)uid))
+        return TS_EPERM;
+    if (r->state == TESSERA__JOB_STATE__JOB_PENDING)
+        return TS_EJOB_PENDING;
+    if (r->state == TESSERA__JOB_STATE__JOB_SUSPENDED)
+        return TS_EJOB_SUSPENDED;
+    if (jobstate_is_finished(r->state) || r->end_pending)
+        return TS_EALREADY_DONE;
+    return TS_OK;
+}
+
+/* The components asked for, checked as SPEC 1.5 says, into comps[] by offset order. */
+static int check_components(struct ctld *c, struct job *leader,
+                            const Tessera__StepCreateRequest *req,
+                            struct steplayout_component *comps, char *errbuf, size_t errlen)
+{
+    size_t ncomp = job_ncomponents(leader);
+    if (req->n_components == 0)
+        return TS_EINVAL;
+    if (req->n_components > 1 && conf_sched_param(c->conf, "disable_hetjob_steps", NULL))
+        return TS_EHETJOB_STEPS;
+    uint32_t max = 0;
+    for (size_t i = 0; i < req->n_components; i++)
+        if (req->components[i]->het_group > max)
+            max = req->components[i]->het_group;
+    if (max >= ncomp) {
+        snprintf(errbuf, errlen,
+                 "Attempt to run a job step with het-group value of %u, but the job allocation "
+                 "has maximum value of %zu",
+                 max, ncomp - 1);
+        return TS_EHET_GROUP;
+    }
+    for (size_t i = 0; i < req->n_components; i++) {
+        const Tessera__StepComponentRequest *cr = req->components[i];
+        if (comps[cr->het_group].req) {
+            snprintf(errbuf, errlen, "Only one step per component (het group %u) in one srun",
+                     cr->het_group);
+            return TS_EHET_GROUP;
+        }
+        struct job *j = job_component(leader, cr->het_group);
+        if (j->rec->state != TESSERA__JOB_STATE__JOB_RUNNING)
+            return TS_EALREADY_DONE; /* this component ended alone (scancel 93+1) */
+        comps[cr->het_group].rec = j->rec;
+        comps[cr->het_group].req = cr;
+    }
+    return TS_OK;
+}
+
+static int node_addr(void *arg, const char *name, const char **addr, uint16_t *port)
+{
+    struct ctld *c = arg;
+    const struct conf_node *n = conf_find_node(c->conf, name);
+    if (!n)
+        return TS_EINVALID_NODE_NAME;
+    *addr = n->addr;
+    *port = n->port;
+    return TS_OK;
+}
+
+static void user_name(uint32_t uid, char *buf, size_t len)
+{
+    struct passwd pw, *res = NULL;
+    char tmp[4096];
+    if (getpwuid_r((uid_t)uid, &pw, tmp, sizeof(tmp), &res) == 0 && res)
+        snprintf(buf, len, "%s", pw.pw_name);
+    else
+        snprintf(buf, len, "%u", uid);
+}
+
+/* The per-component records of a new step, queued in the open batch. */
+static int record_step(struct ctld *c, struct job *j, const Tessera__StepLayout *l,
+                       const Tessera__StepLayoutComponent *lc, const char *name, time_t now)
+{
+    struct step *s = calloc(1, sizeof(*s));
+    Tessera__StepRecord *r = s ? calloc(1, sizeof(*r)) : NULL;
+    if (!r) {
+        free(s);
+        return TS_ENOMEM;
+    }
+    tessera__step_record__init(r);
+    s->rec = r;
+    r->job_id = j->rec->job_id;
+    r->step_id = l->step_id;
+    r->het_job_id = j->rec->het_job_id;
+    r->het_job_offset = j->rec->het_job_offset;
+    r->state = TESSERA__JOB_STATE__JOB_RUNNING;
+    r->start_time = now;
+    r->nnodes = lc->nnodes;
+    r->ntasks = lc->ntasks;
+    r->cpus = lc->ntasks * (lc->cpus_per_task ? lc->cpus_per_task : 1);
+    r->user_id = l->uid;
+    int err = pbutil_set_string(&r->name, name) || pbutil_set_string(&r->nodes, lc->nodelist) ||
+              pbutil_set_string(&r->partition, lc->partition) ||
+              pbutil_set_string(&r->step_nodes, l->nodelist);
+    r->pending_nodes = calloc(l->n_nodes ? l->n_nodes : 1, sizeof(char *));
+    for (size_t i = 0; !err && r->pending_nodes && i < l->n_nodes; i++) {
+        if (!(r->pending_nodes[i] = strdup(l->nodes[i]->name)))
+            err = 1;
+        else
+            r->n_pending_nodes++;
+    }
+    if (err || !r->pending_nodes) {
+        tessera__step_record__free_unpacked(r, NULL);
+        free(s);
+        return TS_ENOMEM;
+    }
+    attach(j, s);
+    return step_save(c, s);
+}
+
+static int sign_layout(struct ctld *c, Tessera__StepCreateResponse *resp)
+{
+    size_t len = tessera__step_layout__get_packed_size(resp->layout);
+    uint8_t *buf = malloc(len ? len : 1);
+    uint8_t *sig = malloc(CRED_SIG_LEN);
+    if (!buf || !sig) {
+        free(buf);
+        free(sig);
+        return TS_ENOMEM;
+    }
+    tessera__step_layout__pack(resp->layout, buf);
+    int err = cred_sign(c->cred_key, buf, len, sig);
+    resp->credential.data = buf;
+    resp->credential.len = len;
+    resp->signature.data = sig;
+    resp->signature.len = CRED_SIG_LEN;
+    return err;
+}
+
+void step_create_response_clear(Tessera__StepCreateResponse *resp)
+{
+    steplayout_free(resp->layout);
+    free(resp->credential.data);
+    free(resp->signature.data);
+    tessera__step_create_response__init(resp);
+}
+
+int step_create(struct ctld *c, const Tessera__StepCreateRequest *req, uid_t uid,
+                Tessera__StepCreateResponse *resp, char *errbuf, size_t errlen)
+{
+    tessera__step_create_response__init(resp);
+    errbuf[0] = '\0';
+    struct job *j = job_find(&c->jobs, req->job_id);
+    if (!j)
+        return TS_EINVALID_JOB_ID;
+    struct job *leader = j->leader;
+    int err = check_job(c, leader, uid);
+    if (err)
+        return err;
+    size_t ncomp = job_ncomponents(leader);
+    struct steplayout_component *all = calloc(ncomp, sizeof(*all));
+    struct steplayout_component *chosen = calloc(ncomp, sizeof(*chosen));
+    if (!all || !chosen) {
+        free(all);
+        free(chosen);
+        return TS_ENOMEM;
+    }
+    err = check_components(c, leader, req, all, errbuf, errlen);
+    size_t n = 0;
+    uint32_t step_id = 0;
+    for (size_t i = 0; !err && i < ncomp; i++) {
+        if (!all[i].req)
+            continue;
+        chosen[n++] = all[i];
+        if (all[i].rec->next_step_id > step_id)
+            step_id = all[i].rec->next_step_id;
+    }
+    char uname[256];
+    user_name(leader->rec->desc->user_id, uname, sizeof(uname));
+    time_t now = time(NULL);
+    struct steplayout_input in = {
+        .job_id = leader->rec->job_id,
+        .step_id = step_id,
+        .uid = leader->rec->desc->user_id,
+        .gid = leader->rec->desc->group_id,
+        .user_name = uname,
+        .cluster = c->conf->cluster_name,
+        .het_size = job_is_het(leader) ? (uint32_t)ncomp : 0,
+        .components = chosen,
+        .ncomponents = n,
+        .node_addr = node_addr,
+        .arg = c,
+        .issued = now,
+        .expires = now + STEP_CRED_LIFETIME,
+    };
+    if (!err)
+        err = steplayout_build(&in, &resp->layout, errbuf, errlen);
+    if (!err)
+        err = sign_layout(c, resp);
+    /* the ids are taken and the records stored only once the step surely exists */
+    for (size_t i = 0; !err && i < resp->layout->n_components; i++) {
+        const Tessera__StepLayoutComponent *lc = resp->layout->components[i];
+        struct job *cj = job_component(leader, lc->offset);
+        cj->rec->next_step_id = step_id + 1;
+        err = job_save(c, cj);
+        if (!err)
+            err = record_step(c, cj, resp->layout, lc, req->name, now);
+    }
+    free(all);
+    free(chosen);
+    if (err) {
+        step_create_response_clear(resp);
+        return err;
+    }
+    log_info("step %u.%u created on %s (%u tasks)", leader->rec->job_id, step_id,
+             resp->layout->nodelist, resp->layout->ntasks);
+    return TS_OK;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* ends */
+
+static void remove_pending(Tessera__StepRecord *r, const char *node)
+{
+    for (size_t i = 0; i < r->n_pending_nodes; i++) {
+        if (strcmp(r->pending_nodes[i], node) != 0)
+            continue;
+        free(r->pending_nodes[i]);
+        r->pending_nodes[i] = r->pending_nodes[--r->n_pending_nodes];
+        return;
+    }
+}
+
+static void finish(struct ctld *c, struct step *s, time_t now)
+{
+    Tessera__StepRecord *r = s->rec;
+    int ok = WIFEXITED(r->exit_code) && WEXITSTATUS(r->exit_code) == 0;
+    r->state = r->cancelled ? TESSERA__JOB_STATE__JOB_CANCELLED
+               : ok         ? TESSERA__JOB_STATE__JOB_COMPLETED
+                            : TESSERA__JOB_STATE__JOB_FAILED;
+    r->end_time = now;
+    for (size_t i = 0; i < r->n_pending_nodes; i++)
+        free(r->pending_nodes[i]);
+    r->n_pending_nodes = 0;
+    log_info("step %u.%u ended: %s", r->job_id, r->step_id, jobstate_name(r->state));
+}
+
+/* The highest exit code wins; a signal counts above any exit code. */
+static int worse(int a, int b)
+{
+    int ka = WIFSIGNALED(a) ? 256 + WTERMSIG(a) : WEXITSTATUS(a);
+    int kb = WIFSIGNALED(b) ? 256 + WTERMSIG(b) : WEXITSTATUS(b);
+    return kb > ka ? b : a;
+}
+
+void step_node_ended(struct ctld *c, const Tessera__StepCompleteRequest *msg)
+{
+    struct job *j = job_find(&c->jobs, msg->job_id);
+    if (!j)
+        return;
+    time_t now = time(NULL);
+    for (size_t i = 0; i < job_ncomponents(j->leader); i++) {
+        struct job *cj = job_component(j->leader, i);
+        struct step *s = find_step(cj, msg->step_id);
+        if (!s || s->rec->state != TESSERA__JOB_STATE__JOB_RUNNING)
+            continue;
+        size_t before = s->rec->n_pending_nodes;
+        remove_pending(s->rec, msg->node);
+        if (before == s->rec->n_pending_nodes)
+            continue; /* a resent report */
+        s->rec->exit_code = worse(s->rec->exit_code, msg->status);
+        if (s->rec->n_pending_nodes == 0)
+            finish(c, s, now);
+        step_save(c, s);
+    }
+}
+
+void step_unit_ended(struct ctld *c, struct job *leader, time_t now)
+{
+    for (size_t i = 0; i < job_ncomponents(leader); i++) {
+        struct job *cj = job_component(leader, i);
+        for (struct step *s = cj->steps; s; s = s->next) {
+            if (s->rec->state != TESSERA__JOB_STATE__JOB_RUNNING)
+                continue;
+            s->rec->cancelled = 1;
+            finish(c, s, now);
+            step_save(c, s);
+        }
+    }
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* signals */
+
+struct signal_call {
+    char node[256];
+};
+
+static void signal_answered(void *arg, int err, const Tessera__Response *resp)
+{
+    struct signal_call *sc = arg;
+    if (err && err != TS_ESHUTDOWN)
+        log_warn("node %s: step signal not delivered: %s", sc->node, ts_strerror(err));
+    free(sc);
+}
+
+static void signal_node(struct ctld *c, const char *name, uint32_t job_id, uint32_t step_id,
+                        int signo, int terminate)
+{
+    struct node *n = node_find(c, name);
+    struct rpc_peer *peer = n && !n->down ? node_peer(c, n) : NULL;
+    struct signal_call *sc = peer ? calloc(1, sizeof(*sc)) : NULL;
+    if (!sc)
+        return;
+    snprintf(sc->node, sizeof(sc->node), "%s", name);
+    Tessera__StepSignalRequest sig = TESSERA__STEP_SIGNAL_REQUEST__INIT;
+    sig.job_id = job_id;
+    sig.step_id = step_id;
+    sig.signal = (uint32_t)signo;
+    sig.terminate = terminate;
+    sig.kill_wait = c->conf->kill_wait;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_STEP_SIGNAL;
+    req.step_signal = &sig;
+    if (rpc_peer_call(peer, &req, signal_answered, sc) != TS_OK)
+        free(sc);
+}
+
+static void signal_step(struct ctld *c, const Tessera__StepRecord *r, uint32_t leader_id,
+                        int signo, int terminate)
+{
+    struct hostlist *hl = hostlist_create();
+    if (!hl || hostlist_push_expr(hl, r->step_nodes) != TS_OK) {
+        hostlist_destroy(hl);
+        return;
+    }
+    for (size_t i = 0; i < hostlist_count(hl); i++)
+        signal_node(c, hostlist_nth(hl, i), leader_id, r->step_id, signo, terminate);
+    hostlist_destroy(hl);
+}
+
+/* "93.2" -> "93", 2. */
+static int split_step_id(const char *text, char *job, size_t len, uint32_t *step_id)
+{
+    const char *dot = strrchr(text, '.');
+    if (!dot || dot == text || (size_t)(dot - text) >= len || !dot[1])
+        return TS_EINVALID_JOB_ID;
+    char *end = NULL;
+    unsigned long v = strtoul(dot + 1, &end, 10);
+    if (*end || dot[1] < '0' || dot[1] > '9' || v > UINT32_MAX)
+        return TS_EINVALID_JOB_ID;
+    memcpy(job, text, (size_t)(dot - text));
+    job[dot - text] = '\0';
+    *step_id = (uint32_t)v;
+    return TS_OK;
+}
+
+int step_action(struct ctld *c, const char *text, uid_t uid, int signo, int terminate)
+{
+    char job[64];
+    uint32_t step_id;
+    int err = split_step_id(text, job, sizeof(job), &step_id);
+    if (err)
+        return err;
+    struct job *targets[128];
+    int whole = 0;
+    int n = job_resolve(&c->jobs, job, JOB_SCOPE_DISPLAY, 0, targets, 128, &whole);
+    if (n < 0)
+        return -n;
+    struct job *leader = targets[0]->leader;
+    const Tessera__JobRecord *lr = leader->rec;
+    if (!job_is_admin(c, uid) && !(lr->desc->has_user_id && lr->desc->user_id == (uint32_t)uid))
+        return TS_EPERM;
+    int found = 0, running = 0;
+    for (int i = 0; i < n; i++) {
+        struct step *s = find_step(targets[i], step_id);
+        if (!s)
+            continue;
+        found++;
+        if (s->rec->state != TESSERA__JOB_STATE__JOB_RUNNING)
+            continue;
+        if (!running++) /* the step runs once per node whatever its components */
+            signal_step(c, s->rec, lr->job_id, signo, terminate);
+        if (terminate) {
+            s->rec->cancelled = 1;
+            step_save(c, s);
+        }
+    }
+    if (!found)
+        return TS_ESTEP_NOT_FOUND;
+    return running ? TS_OK : TS_EALREADY_DONE;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* queries */
+
+static int matches_user(const Tessera__StepQueryRequest *q, const Tessera__StepRecord *r)
+{
+    if (q->n_user_ids == 0)
+        return 1;
+    for (size_t i = 0; i < q->n_user_ids; i++)
+        if (q->user_ids[i] == r->user_id)
+            return 1;
+    return 0;
+}
+
+static int push(Tessera__StepRecord ***out, size_t *n, size_t *cap, Tessera__StepRecord *r)
+{
+    if (*n == *cap) {
+        size_t ncap = *cap ? *cap * 2 : 16;
+        Tessera__StepRecord **v = realloc(*out, ncap * sizeof(*v));
+        if (!v)
+            return TS_ENOMEM;
+        *out = v;
+        *cap = ncap;
+    }
+    (*out)[(*n)++] = r;
+    return TS_OK;
+}
+
+static int wanted(const Tessera__StepQueryRequest *q, const Tessera__StepRecord *r)
+{
+    return (q->all_states || r->state == TESSERA__JOB_STATE__JOB_RUNNING) && matches_user(q, r);
+}
+
+static int query_id(struct ctld *c, const Tessera__StepQueryRequest *q, const char *text,
+                    Tessera__StepRecord ***out, size_t *n, size_t *cap)
+{
+    char job[64];
+    uint32_t step_id = 0;
+    int one_step = strchr(text, '.') != NULL;
+    if (one_step && split_step_id(text, job, sizeof(job), &step_id) != TS_OK)
+        return TS_EINVALID_JOB_ID;
+    struct job *targets[128];
+    int whole = 0;
+    int k = job_resolve(&c->jobs, one_step ? job : text, JOB_SCOPE_DISPLAY, 0, targets, 128,
+                        &whole);
+    if (k < 0)
+        return -k;
+    for (int i = 0; i < k; i++)
+        for (struct step *s = targets[i]->steps; s; s = s->next)
+            if ((!one_step || s->rec->step_id == step_id) && wanted(q, s->rec) &&
+                push(out, n, cap, s->rec) != TS_OK)
+                return TS_ENOMEM;
+    return TS_OK;
+}
+
+int step_query(struct ctld *c, const Tessera__StepQueryRequest *q, Tessera__StepRecord ***out,
+               size_t *n)
+{
+    size_t cap = 0;
+    *out = NULL;
+    *n = 0;
+    if (q->n_job_ids == 0) {
+        for (struct job *j = c->jobs.head; j; j = j->next)
+            for (struct step *s = j->steps; s; s = s->next)
+                if (wanted(q, s->rec) && push(out, n, &cap, s->rec) != TS_OK)
+                    return TS_ENOMEM;
+        return TS_OK;
+    }
+    for (size_t i = 0; i < q->n_job_ids; i++) {
+        int err = query_id(c, q, q->job_ids[i], out, n, &cap);
+        if (err == TS_EINVALID_JOB_ID && q->n_job_ids > 1)
+            continue; /* as squeue: ids no longer known are skipped among others */
+        if (err)
+            return err;
+    }
+    return TS_OK;
+}

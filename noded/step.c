@@ -1,0 +1,397 @@
+/* Step launches on this node (docs/steps.md): srun sends the launch with the controller's
+ * signed layout; the daemon checks the credential and starts a step daemon
+ * (tessera-stepd) that runs the tasks, forwards their I/O and serves PMI; when it ends,
+ * the step's end is reported to the controller.
+ *
+ * Checks on a launch, each refused with its own error and logged:
+ *   - the signature, under the controller's key (configured or handed at registration);
+ *   - the requester is the step's user (or root);
+ *   - not expired, and not issued before this daemon started: a replay across a restart
+ *     cannot be told from a fresh launch otherwise;
+ *   - this node is one of the step's;
+ *   - the same job.step has not been launched here before (the replay guard remembers
+ *     launches until their credential expires).
+ *
+ * The step daemon runs in a session of its own, so every task it starts is in its process
+ * group: signals to the step go to that group, and whatever is left when the step daemon
+ * ends is killed. Its spool folder records the group, so a restarted node daemon kills
+ * what its earlier life left (as for batch scripts).
+ */
+#include "noded/noded.h"
+
+#include "common/conf.h"
+#include "common/cred.h"
+#include "common/errors.h"
+#include "common/hashmap.h"
+#include "common/log.h"
+#include "common/loop.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <time.h>
+#include <unistd.h>
+
+int step_setup(struct noded *nd, char *errbuf, size_t errlen)
+{
+    if (!(nd->replay = cred_replay_create()))
+        return TS_ENOMEM;
+    if (!nd->conf->cred_public_key)
+        return TS_OK; /* the controller hands its key at registration */
+    return cred_key_load_public(nd->conf->cred_public_key, &nd->cred_key, errbuf, errlen);
+}
+
+void step_teardown(struct noded *nd)
+{
+    cred_key_free(nd->cred_key);
+    nd->cred_key = NULL;
+    cred_replay_free(nd->replay);
+    nd->replay = NULL;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* checking a launch */
+
+static int node_index(const Tessera__StepLayout *l, const char *name)
+{
+    for (size_t i = 0; i < l->n_nodes; i++)
+        if (!strcmp(l->nodes[i]->name, name))
+            return (int)i;
+    return -1;
+}
+
+static int check_launch(struct noded *nd, const Tessera__StepLaunchRequest *req, uid_t uid,
+                        Tessera__StepLayout **out, char *errbuf, size_t errlen)
+{
+    *out = NULL;
+    if (!nd->cred_key) {
+        snprintf(errbuf, errlen, "no step credential key yet (not registered)");
+        return TS_ECRED_INVALID;
+    }
+    if (cred_verify(nd->cred_key, req->credential.data, req->credential.len,
+                    req->signature.data, req->signature.len) != TS_OK) {
+        snprintf(errbuf, errlen, "%s", ts_strerror(TS_ECRED_INVALID));
+        return TS_ECRED_INVALID;
+    }
+    Tessera__StepLayout *l =
+        tessera__step_layout__unpack(NULL, req->credential.len, req->credential.data);
+    if (!l) {
+        snprintf(errbuf, errlen, "%s", ts_strerror(TS_ECRED_INVALID));
+        return TS_ECRED_INVALID;
+    }
+    int err = TS_OK;
+    time_t now = time(NULL);
+    if (uid != 0 && uid != l->uid) {
+        snprintf(errbuf, errlen, "the step belongs to uid %u, the launch came from uid %u",
+                 l->uid, (unsigned)uid);
+        err = TS_EPERM;
+    } else if (l->expires < (int64_t)now) {
+        snprintf(errbuf, errlen, "%s", ts_strerror(TS_ECRED_EXPIRED));
+        err = TS_ECRED_EXPIRED;
+    } else if (l->issued < (int64_t)nd->boot_time) {
+        snprintf(errbuf, errlen, "credential issued before this daemon started");
+        err = TS_ECRED_REPLAYED;
+    } else if (node_index(l, nd->name) < 0) {
+        snprintf(errbuf, errlen, "the credential is not for node %s", nd->name);
+        err = TS_ECRED_INVALID;
+    } else if (req->n_components != l->n_components) {
+        snprintf(errbuf, errlen, "the launch does not match its credential");
+        err = TS_EINVAL;
+    } else if (geteuid() != 0 && l->uid != geteuid()) {
+        snprintf(errbuf, errlen, "a daemon running as uid %u cannot run tasks of uid %u",
+                 (unsigned)geteuid(), l->uid);
+        err = TS_EPERM;
+    } else if (cred_replay_check(nd->replay, (uint64_t)l->job_id << 32 | l->step_id, l->expires,
+                                 (int64_t)now) != TS_OK) {
+        snprintf(errbuf, errlen, "%s", ts_strerror(TS_ECRED_REPLAYED));
+        err = TS_ECRED_REPLAYED;
+    }
+    if (err)
+        tessera__step_layout__free_unpacked(l, NULL);
+    else
+        *out = l;
+    return err;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* the step daemon */
+
+/* tessera-stepd next to this program (the build tree and an installation alike). */
+static int stepd_path(char *buf, size_t len)
+{
+    char self[PATH_MAX];
+    ssize_t n = readlink("/proc/self/exe", self, sizeof(self) - 1);
+    if (n <= 0)
+        return TS_ESYS;
+    self[n] = '\0';
+    char *slash = strrchr(self, '/');
+    if (!slash)
+        return TS_ESYS;
+    *slash = '\0';
+    if ((size_t)snprintf(buf, len, "%s/tessera-stepd", self) >= len)
+        return TS_ETOOBIG;
+    return access(buf, X_OK) == 0 ? TS_OK : TS_ENOENT;
+}
+
+static void record_group(const struct nd_step *s)
+{
+    char path[700], text[64];
+    snprintf(path, sizeof(path), "%s/pgid", s->spool);
+    snprintf(text, sizeof(text), "%d %llu\n", (int)s->pid, s->start);
+    if (job_write_text(path, text, 0600) != TS_OK)
+        log_warn("step %u.%u: cannot record its process group", s->job->id, s->step_id);
+}
+
+/* The worst task status the step daemon left in its folder; else its own status. */
+static int read_status(const struct nd_step *s, int fallback)
+{
+    char path[700];
+    snprintf(path, sizeof(path), "%s/status", s->spool);
+    FILE *f = fopen(path, "re");
+    int status = fallback;
+    if (f) {
+        if (fscanf(f, "%d", &status) != 1)
+            status = fallback;
+        fclose(f);
+    }
+    return status;
+}
+
+static void unlink_step(struct nd_job *j, struct nd_step *s)
+{
+    for (struct nd_step **p = &j->steps; *p; p = &(*p)->next) {
+        if (*p == s) {
+            *p = s->next;
+            return;
+        }
+    }
+}
+
+static void stepd_exited(struct loop *loop, pid_t pid, int status, void *arg)
+{
+    struct nd_step *s = arg;
+    struct noded *nd = s->nd;
+    struct nd_job *j = s->job;
+    kill(-pid, SIGKILL); /* what the step left in its group ends with it */
+    int worst = read_status(s, status);
+    log_info("step %u.%u: ended (%s %d)", j->id, s->step_id,
+             WIFSIGNALED(worst) ? "signal" : "exit",
+             WIFSIGNALED(worst) ? WTERMSIG(worst) : WEXITSTATUS(worst));
+    link_report_step_end(nd, j->id, s->step_id, worst);
+    unlink_step(j, s);
+    job_rm_tree(s->spool);
+    free(s);
+    job_maybe_done(nd, j);
+}
+
+/* The launch goes to the step daemon on a pipe: its standard input, a length (4 bytes,
+ * big endian) and the packed request. */
+static int write_launch(int fd, const Tessera__StepLaunchRequest *req)
+{
+    size_t len = tessera__step_launch_request__get_packed_size(req);
+    uint8_t *buf = malloc(len + 4);
+    if (!buf)
+        return TS_ENOMEM;
+    buf[0] = (uint8_t)(len >> 24);
+    buf[1] = (uint8_t)(len >> 16);
+    buf[2] = (uint8_t)(len >> 8);
+    buf[3] = (uint8_t)len;
+    tessera__step_launch_request__pack(req, buf + 4);
+    size_t off = 0;
+    int err = TS_OK;
+    while (off < len + 4) {
+        ssize_t n = write(fd, buf + off, len + 4 - off);
+        if (n < 0 && errno == EINTR)
+            continue;
+        if (n <= 0) {
+            err = TS_ESYS;
+            break;
+        }
+        off += (size_t)n;
+    }
+    free(buf);
+    return err;
+}
+
+struct stepd_argv {
+    char path[PATH_MAX];
+    char *argv[8];
+};
+
+/* Computed before the fork: after it only async-signal-safe calls (the daemon has
+ * threads). */
+static int stepd_args(struct noded *nd, struct nd_step *s, struct stepd_argv *a)
+{
+    int err = stepd_path(a->path, sizeof(a->path));
+    if (err)
+        return err;
+    a->argv[0] = a->path;
+    a->argv[1] = (char *)"-f";
+    a->argv[2] = nd->conf_path;
+    a->argv[3] = (char *)"-N";
+    a->argv[4] = nd->name;
+    a->argv[5] = (char *)"-s";
+    a->argv[6] = s->spool;
+    a->argv[7] = NULL;
+    return TS_OK;
+}
+
+__attribute__((noreturn)) static void stepd_child(const struct stepd_argv *a, int rfd)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (int sig = 1; sig < NSIG; sig++)
+        signal(sig, SIG_DFL);
+    setsid();
+    if (dup2(rfd, 0) < 0)
+        _exit(127);
+    if (rfd != 0)
+        close(rfd);
+    execv(a->path, a->argv);
+    _exit(127);
+}
+
+static int start_stepd(struct noded *nd, struct nd_step *s, const Tessera__StepLaunchRequest *req,
+                       char *errbuf, size_t errlen)
+{
+    struct stepd_argv a;
+    int err = stepd_args(nd, s, &a);
+    if (err) {
+        snprintf(errbuf, errlen, "cannot find tessera-stepd: %s", ts_strerror(err));
+        return err;
+    }
+    int fds[2];
+    if (pipe2(fds, O_CLOEXEC) != 0) {
+        snprintf(errbuf, errlen, "pipe: %s", strerror(errno));
+        return TS_ESYS;
+    }
+    pid_t pid = fork();
+    if (pid == 0)
+        stepd_child(&a, fds[0]); /* never returns */
+    int fork_errno = errno;
+    close(fds[0]);
+    if (pid < 0) {
+        close(fds[1]);
+        snprintf(errbuf, errlen, "fork: %s", strerror(fork_errno));
+        return TS_ESYS;
+    }
+    s->pid = pid;
+    s->start = job_proc_start_time(pid);
+    /* watched in the same iteration as the fork: its exit cannot be reaped unwatched */
+    if (loop_child_watch(nd->loop, pid, stepd_exited, s) != TS_OK) {
+        kill(pid, SIGKILL);
+        close(fds[1]);
+        snprintf(errbuf, errlen, "%s", ts_strerror(TS_ENOMEM));
+        return TS_ENOMEM;
+    }
+    /* a step daemon that dies before reading gets EPIPE here, and its exit is reported */
+    if (write_launch(fds[1], req) != TS_OK)
+        log_warn("step %u.%u: the launch did not reach the step daemon", s->job->id, s->step_id);
+    close(fds[1]);
+    record_group(s);
+    return TS_OK;
+}
+
+static int prepare_spool(struct noded *nd, struct nd_step *s, char *errbuf, size_t errlen)
+{
+    snprintf(s->spool, sizeof(s->spool), "%s/step.%u.%u", nd->spool, s->job->id, s->step_id);
+    job_rm_tree(s->spool);
+    if (mkdir(s->spool, 0700) != 0) {
+        snprintf(errbuf, errlen, "cannot prepare %s: %s", s->spool, strerror(errno));
+        return TS_ESYS;
+    }
+    return TS_OK;
+}
+
+int step_launch(struct noded *nd, const Tessera__StepLaunchRequest *req, uid_t uid,
+                char *errbuf, size_t errlen)
+{
+    Tessera__StepLayout *l = NULL;
+    int err = check_launch(nd, req, uid, &l, errbuf, errlen);
+    if (err)
+        return err;
+    struct nd_job *j = job_get_or_add(nd, l->job_id);
+    struct nd_step *s = j ? calloc(1, sizeof(*s)) : NULL;
+    if (!s) {
+        if (j)
+            job_maybe_done(nd, j);
+        tessera__step_layout__free_unpacked(l, NULL);
+        snprintf(errbuf, errlen, "%s", ts_strerror(TS_ENOMEM));
+        return TS_ENOMEM;
+    }
+    s->nd = nd;
+    s->job = j;
+    s->step_id = l->step_id;
+    s->uid = (uid_t)l->uid;
+    if (j->terminating) {
+        snprintf(errbuf, errlen, "job %u is ending here", j->id);
+        err = TS_EALREADY_DONE;
+    }
+    if (!err)
+        err = prepare_spool(nd, s, errbuf, errlen);
+    if (!err)
+        err = start_stepd(nd, s, req, errbuf, errlen);
+    if (err) {
+        if (s->spool[0])
+            job_rm_tree(s->spool);
+        free(s);
+        job_maybe_done(nd, j);
+    } else {
+        s->next = j->steps;
+        j->steps = s;
+        log_info("step %u.%u: started for uid %u (%zu tasks here)", l->job_id, l->step_id,
+                 l->uid, l->nodes[node_index(l, nd->name)]->n_ranks);
+    }
+    tessera__step_layout__free_unpacked(l, NULL);
+    return err;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* signals */
+
+void step_signal_all(struct noded *nd, struct nd_job *j, int signo)
+{
+    for (struct nd_step *s = j->steps; s; s = s->next)
+        kill(-s->pid, signo);
+}
+
+static void step_kill_wait_over(struct loop *loop, struct loop_timer *t, void *arg)
+{
+    pid_t *pid = arg;
+    kill(-*pid, SIGKILL); /* a group that is gone already: ESRCH, harmless */
+    free(pid);
+}
+
+int step_signal(struct noded *nd, const Tessera__StepSignalRequest *req, uid_t uid)
+{
+    struct nd_job *j = hashmap_get_u32(nd->jobs, req->job_id);
+    struct nd_step *s = j ? j->steps : NULL;
+    while (s && s->step_id != req->step_id)
+        s = s->next;
+    if (!s)
+        return TS_OK; /* it ended here already */
+    if (uid != 0 && uid != nd->conf->slurm_user_uid && uid != s->uid)
+        return TS_EPERM;
+    if (!req->terminate) {
+        kill(-s->pid, (int)req->signal);
+        return TS_OK;
+    }
+    kill(-s->pid, SIGCONT);
+    kill(-s->pid, SIGTERM);
+    /* SIGKILL after KillWait unless the group is gone; the pid is kept by value: the step
+     * may be freed before the timer fires */
+    pid_t *pid = malloc(sizeof(*pid));
+    if (pid) {
+        *pid = s->pid;
+        if (!loop_timer_add(nd->loop, (uint64_t)req->kill_wait * 1000, 0, step_kill_wait_over, pid))
+            free(pid);
+    }
+    return TS_OK;
+}

@@ -1,0 +1,104 @@
+/* The step daemon (tessera-stepd): one per step and node, started by the node daemon in a
+ * session of its own once a launch passed its checks (noded/step.c). It runs the step's
+ * tasks of this node as their user, forwards their output to srun and srun's input to
+ * task 0, serves PMI-1 to them (noded/pmi.c) with barriers gathered through srun, tells
+ * srun how each task ended, and exits once everything is delivered, leaving the worst
+ * task status in its spool folder for the node daemon's report (docs/steps.md).
+ *
+ * Every task is in the step daemon's process group, so a signal to the step reaches all
+ * of them; the daemon itself only takes note of such signals (it must outlive its tasks
+ * to deliver their last output).
+ */
+#ifndef TESSERA_NODED_STEPD_H
+#define TESSERA_NODED_STEPD_H
+
+#include "tessera.pb-c.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <sys/types.h>
+
+struct conf;
+struct loop;
+struct pmi;
+struct rpc_peer;
+
+struct sd_task {
+    uint32_t rank;             /* global rank */
+    size_t comp;               /* index into the layout's components */
+    pid_t pid;
+    int out_fd, err_fd;        /* our ends of its stdout and stderr pipes; -1 when closed */
+    int in_fd;                 /* our end of its stdin pipe (task 0 with srun's input); -1 */
+    int exited;
+    int status;
+    char **env;                /* prepared before the fork */
+    char **argv;               /* NULL-terminated (the message's array is not) */
+    char *exe;                 /* the program's resolved path */
+    char *out_path, *err_path, *in_path;  /* files instead of srun ("" none) */
+};
+
+struct sd_chunk_buf {          /* output waiting to go to srun in one request */
+    Tessera__StepIoChunk **chunks;
+    size_t n, cap;
+    size_t bytes;
+};
+
+struct stepd {
+    struct loop *loop;
+    struct conf *conf;
+    const char *node;
+    const char *spool;
+    Tessera__StepLaunchRequest *launch;
+    Tessera__StepLayout *layout;
+    size_t node_index;
+    struct sd_task *tasks;
+    size_t ntasks;
+    struct pmi *pmi;
+    struct rpc_peer *srun;
+    int srun_lost;
+    int exit_code;
+
+    /* output and exits to srun (noded/stepd_io.c) */
+    struct sd_chunk_buf out;
+    unsigned io_in_flight;
+    int paused;                /* task fds not watched while srun catches up */
+    Tessera__TaskExit **exits;
+    size_t nexits;
+
+    /* srun's input for task 0 */
+    uint8_t *in_buf;
+    size_t in_len, in_off;
+    int in_eof;
+    int in_polling;
+
+    int finished;
+};
+
+/* noded/stepd.c */
+int stepd_start(struct stepd *sd, char *errbuf, size_t errlen);
+void stepd_stop(struct stepd *sd);
+/* Called whenever something ended: exits the loop once the step is done. */
+void stepd_check_done(struct stepd *sd);
+/* srun cannot be reached: the step's tasks are killed, nothing more is delivered. */
+void stepd_srun_lost(struct stepd *sd, int err);
+
+/* noded/stepd_task.c */
+/* Everything each local task needs, computed before any fork. */
+int stepd_tasks_prepare(struct stepd *sd, char *errbuf, size_t errlen);
+/* Fork and exec every local task. pmi_fds[i]: the task's end of its PMI socketpair. */
+int stepd_tasks_start(struct stepd *sd, const int *pmi_fds, char *errbuf, size_t errlen);
+void stepd_tasks_free(struct stepd *sd);
+
+/* noded/stepd_io.c */
+int stepd_io_start(struct stepd *sd);
+/* Task ended: queue its exit for srun. */
+void stepd_io_task_exit(struct stepd *sd, struct sd_task *t);
+/* A line for task t's standard error, from the daemon itself. */
+void stepd_io_error_text(struct stepd *sd, struct sd_task *t, const char *text);
+/* Everything queued has been delivered (or srun is gone). */
+int stepd_io_idle(const struct stepd *sd);
+/* All task output streams reached their end. */
+int stepd_io_drained(const struct stepd *sd);
+void stepd_io_stop(struct stepd *sd);
+
+#endif

@@ -1,0 +1,322 @@
+/* The step daemon's tasks: their environment, program, files and identity are computed
+ * first; then each is forked and exec'd. Between fork and exec only async-signal-safe
+ * calls are made (no allocation, no name service lookups).
+ */
+#include "noded/stepd.h"
+
+#include "common/conf.h"
+#include "common/errors.h"
+#include "common/log.h"
+#include "common/stepenv.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <grp.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+
+/* The value of name in env, or NULL. */
+static const char *env_get(char *const *env, const char *name)
+{
+    size_t len = strlen(name);
+    for (size_t i = 0; env && env[i]; i++)
+        if (!strncmp(env[i], name, len) && env[i][len] == '=')
+            return env[i] + len + 1;
+    return NULL;
+}
+
+/* The program as the task's PATH finds it (execvp would search the daemon's). */
+static char *resolve_exe(const char *prog, char *const *env)
+{
+    if (strchr(prog, '/'))
+        return strdup(prog);
+    const char *path = env_get(env, "PATH");
+    if (!path)
+        path = "/usr/local/bin:/usr/bin:/bin";
+    for (const char *p = path; *p;) {
+        size_t len = strcspn(p, ":");
+        char cand[4096];
+        if (len == 0)
+            snprintf(cand, sizeof(cand), "./%s", prog);
+        else
+            snprintf(cand, sizeof(cand), "%.*s/%s", (int)len, p, prog);
+        if (access(cand, X_OK) == 0)
+            return strdup(cand);
+        p += len;
+        if (*p == ':')
+            p++;
+    }
+    return strdup(prog); /* not found: exec fails and says so in the task's output */
+}
+
+/* srun's file patterns: %t task rank, %n node index in the step, %N node name, %j job id,
+ * %s step id, %J job.step, %u user, %% a percent sign. */
+static char *expand_path(const struct stepd *sd, const struct sd_task *t, const char *pattern)
+{
+    if (!pattern || !*pattern)
+        return strdup("");
+    const Tessera__StepLayout *l = sd->layout;
+    size_t cap = strlen(pattern) * 4 + 256;
+    char *out = malloc(cap);
+    if (!out)
+        return NULL;
+    size_t o = 0;
+    for (const char *p = pattern; *p && o + 64 < cap; p++) {
+        if (*p != '%' || !p[1]) {
+            out[o++] = *p;
+            continue;
+        }
+        p++;
+        switch (*p) {
+        case 't': o += (size_t)snprintf(out + o, cap - o, "%u", t->rank); break;
+        case 'n': o += (size_t)snprintf(out + o, cap - o, "%zu", sd->node_index); break;
+        case 'N': o += (size_t)snprintf(out + o, cap - o, "%.60s", sd->node); break;
+        case 'j': o += (size_t)snprintf(out + o, cap - o, "%u", l->job_id); break;
+        case 's': o += (size_t)snprintf(out + o, cap - o, "%u", l->step_id); break;
+        case 'J': o += (size_t)snprintf(out + o, cap - o, "%u.%u", l->job_id, l->step_id); break;
+        case 'u': o += (size_t)snprintf(out + o, cap - o, "%.60s", l->user_name); break;
+        case '%': out[o++] = '%'; break;
+        default:
+            out[o++] = '%';
+            out[o++] = *p;
+            break;
+        }
+    }
+    out[o] = '\0';
+    return out;
+}
+
+int stepd_tasks_prepare(struct stepd *sd, char *errbuf, size_t errlen)
+{
+    const Tessera__StepLayoutNode *here = sd->layout->nodes[sd->node_index];
+    const Tessera__StepLaunchRequest *lr = sd->launch;
+    sd->ntasks = here->n_ranks;
+    sd->tasks = calloc(sd->ntasks ? sd->ntasks : 1, sizeof(*sd->tasks));
+    if (!sd->tasks)
+        return TS_ENOMEM;
+    const char *err_pattern = lr->std_err && *lr->std_err ? lr->std_err : lr->std_out;
+    for (size_t i = 0; i < sd->ntasks; i++) {
+        struct sd_task *t = &sd->tasks[i];
+        t->rank = here->ranks[i];
+        t->comp = i < here->n_rank_components ? here->rank_components[i] : 0;
+        t->out_fd = t->err_fd = t->in_fd = -1;
+        if (t->comp >= lr->n_components || lr->components[t->comp]->n_argv == 0) {
+            snprintf(errbuf, errlen, "no program for task %u", t->rank);
+            return TS_EINVAL;
+        }
+        t->out_path = expand_path(sd, t, lr->std_out);
+        t->err_path = expand_path(sd, t, err_pattern);
+        t->in_path = expand_path(sd, t, lr->std_in);
+        if (!t->out_path || !t->err_path || !t->in_path)
+            return TS_ENOMEM;
+    }
+    return TS_OK;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* fork and exec */
+
+struct identity {
+    uid_t uid;
+    gid_t gid;
+    gid_t groups[256];
+    int ngroups; /* -1: keep the daemon's identity */
+};
+
+static void plan_identity(const struct stepd *sd, struct identity *id)
+{
+    const Tessera__StepLayout *l = sd->layout;
+    id->uid = (uid_t)l->uid;
+    id->gid = (gid_t)l->gid;
+    id->ngroups = -1;
+    if (geteuid() != 0 || l->uid == 0)
+        return;
+    int n = (int)(sizeof(id->groups) / sizeof(id->groups[0]));
+    if (getgrouplist(l->user_name, id->gid, id->groups, &n) < 0)
+        n = 0;
+    if (n == 0) {
+        id->groups[0] = id->gid;
+        n = 1;
+    }
+    id->ngroups = n;
+}
+
+__attribute__((noreturn)) static void child_fail(const char *what, const char *detail, int code)
+{
+    dprintf(2, "tessera-stepd: error: %s: %s\n", what, detail);
+    _exit(code);
+}
+
+static void child_file(int target, const char *path, int flags)
+{
+    int fd = open(path, flags | O_CLOEXEC, 0644);
+    if (fd < 0)
+        child_fail(path, strerror(errno), 1);
+    if (dup2(fd, target) < 0)
+        child_fail("dup2", strerror(errno), 1);
+    close(fd);
+}
+
+struct child_fds {
+    int in, out, err, pmi; /* the child's ends; -1: none */
+};
+
+__attribute__((noreturn)) static void child_exec(const struct stepd *sd, const struct sd_task *t,
+                                                 const struct identity *id,
+                                                 const struct child_fds *fds)
+{
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
+    for (int s = 1; s < NSIG; s++)
+        signal(s, SIG_DFL);
+    /* the files are opened as the user: they must be the user's to open */
+    if (id->ngroups >= 0 && (setgroups((size_t)id->ngroups, id->groups) != 0 ||
+                             setgid(id->gid) != 0 || setuid(id->uid) != 0))
+        child_fail("cannot become the step's user", strerror(errno), 1);
+    int wmode = O_WRONLY | O_CREAT | (sd->launch->append ? O_APPEND : O_TRUNC);
+    if (*t->in_path)
+        child_file(0, t->in_path, O_RDONLY);
+    else if (fds->in >= 0 ? dup2(fds->in, 0) < 0 : (child_file(0, "/dev/null", O_RDONLY), 0))
+        _exit(1);
+    if (*t->out_path)
+        child_file(1, t->out_path, wmode);
+    else if (dup2(fds->out, 1) < 0)
+        _exit(1);
+    if (*t->err_path && strcmp(t->err_path, t->out_path) != 0)
+        child_file(2, t->err_path, wmode);
+    else if (*t->err_path ? dup2(1, 2) < 0 : dup2(fds->err, 2) < 0)
+        _exit(1);
+    if (fds->pmi >= 0)
+        fcntl(fds->pmi, F_SETFD, 0); /* PMI_FD must survive the exec */
+    const char *dir = sd->launch->work_dir && *sd->launch->work_dir ? sd->launch->work_dir : "/";
+    if (chdir(dir) != 0) {
+        dprintf(2, "tessera-stepd: error: couldn't chdir to `%s': %s: going to /tmp instead\n",
+                dir, strerror(errno));
+        if (chdir("/tmp") != 0)
+            _exit(1);
+    }
+    execve(t->exe, t->argv, t->env);
+    /* as Slurm's: the task exits 2 (ENOENT) or 126 and says why */
+    child_fail("execve()", strerror(errno), errno == ENOENT ? 2 : 126);
+}
+
+static int start_all(struct stepd *sd, const struct identity *idp, char **base,
+                     const int *pmi_fds, char *errbuf, size_t errlen);
+
+static int pipe_pair(int fds[2])
+{
+    return pipe2(fds, O_CLOEXEC) == 0 ? TS_OK : TS_ESYS;
+}
+
+/* The task's pipes: ours non-blocking, the child's ends closed after the fork. */
+static int task_pipes(struct stepd *sd, struct sd_task *t, struct child_fds *c)
+{
+    int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1};
+    int stdin_here = sd->launch->stdin_task0 && t->rank == 0 && !*t->in_path;
+    if ((!*t->out_path && pipe_pair(out)) || (!*t->err_path && pipe_pair(err)) ||
+        (stdin_here && pipe_pair(in)))
+        return TS_ESYS;
+    t->out_fd = out[0];
+    c->out = out[1];
+    t->err_fd = err[0];
+    c->err = err[1];
+    t->in_fd = in[1];
+    c->in = in[0];
+    if (t->out_fd >= 0)
+        fcntl(t->out_fd, F_SETFL, O_NONBLOCK);
+    if (t->err_fd >= 0)
+        fcntl(t->err_fd, F_SETFL, O_NONBLOCK);
+    if (t->in_fd >= 0)
+        fcntl(t->in_fd, F_SETFL, O_NONBLOCK);
+    return TS_OK;
+}
+
+static void close_child_ends(struct child_fds *c)
+{
+    if (c->out >= 0)
+        close(c->out);
+    if (c->err >= 0)
+        close(c->err);
+    if (c->in >= 0)
+        close(c->in);
+}
+
+int stepd_tasks_start(struct stepd *sd, const int *pmi_fds, char *errbuf, size_t errlen)
+{
+    struct identity id;
+    plan_identity(sd, &id);
+    /* the message's array has a count, not a NULL at its end */
+    const Tessera__StepLaunchRequest *lr = sd->launch;
+    char **base = calloc(lr->n_env + 1, sizeof(char *));
+    if (!base)
+        return TS_ENOMEM;
+    memcpy(base, lr->env, lr->n_env * sizeof(char *));
+    int err = start_all(sd, &id, base, pmi_fds, errbuf, errlen);
+    free(base);
+    return err;
+}
+
+static int start_all(struct stepd *sd, const struct identity *idp, char **base,
+                     const int *pmi_fds, char *errbuf, size_t errlen)
+{
+    const struct identity id = *idp;
+    for (size_t i = 0; i < sd->ntasks; i++) {
+        struct sd_task *t = &sd->tasks[i];
+        struct stepenv_task st = {.node = sd->node_index, .local = i, .pmi_fd = pmi_fds[i],
+                                  .srun_host = sd->launch->io_host,
+                                  .srun_port = (uint16_t)sd->launch->io_port};
+        t->env = stepenv_task(sd->layout, &st, base);
+        if (!t->env)
+            return TS_ENOMEM;
+        const Tessera__StepLaunchComponent *lc = sd->launch->components[t->comp];
+        t->exe = resolve_exe(lc->argv[0], t->env);
+        t->argv = calloc(lc->n_argv + 1, sizeof(char *));
+        if (!t->exe || !t->argv)
+            return TS_ENOMEM;
+        for (size_t k = 0; k < lc->n_argv; k++)
+            t->argv[k] = lc->argv[k];
+        struct child_fds c = {.in = -1, .out = -1, .err = -1, .pmi = pmi_fds[i]};
+        if (task_pipes(sd, t, &c) != TS_OK) {
+            close_child_ends(&c);
+            snprintf(errbuf, errlen, "pipe: %s", strerror(errno));
+            return TS_ESYS;
+        }
+        pid_t pid = fork();
+        if (pid == 0)
+            child_exec(sd, t, &id, &c); /* never returns */
+        close_child_ends(&c);
+        if (pid < 0) {
+            snprintf(errbuf, errlen, "fork: %s", strerror(errno));
+            return TS_ESYS;
+        }
+        t->pid = pid;
+    }
+    return TS_OK;
+}
+
+void stepd_tasks_free(struct stepd *sd)
+{
+    for (size_t i = 0; i < sd->ntasks; i++) {
+        struct sd_task *t = &sd->tasks[i];
+        stepenv_free(t->env);
+        free(t->exe);
+        free(t->argv);
+        free(t->out_path);
+        free(t->err_path);
+        free(t->in_path);
+        if (t->out_fd >= 0)
+            close(t->out_fd);
+        if (t->err_fd >= 0)
+            close(t->err_fd);
+        if (t->in_fd >= 0)
+            close(t->in_fd);
+    }
+    free(sd->tasks);
+    sd->tasks = NULL;
+    sd->ntasks = 0;
+}

@@ -1,0 +1,496 @@
+/* srun and steps on a four-node cluster (SPEC 1.5): labelled output over components,
+ * global ranks and totals, the het-group bound error, step ids, exit codes, input,
+ * steps in squeue and scontrol, scancel of a step, srun outside an allocation, a forged
+ * and a replayed launch refused, and an MPICH program forming one world across
+ * components (also with two components on one node).
+ */
+#include "cluster.h"
+
+#include "common/errors.h"
+#include "common/rpc_client.h"
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#define NODES 4
+
+static struct harness_cluster cluster;
+static char outdir[512];
+
+static int group_setup(void **state)
+{
+    (void)state;
+    char nodes[2048], extra[4096];
+    if (harness_cluster_init(&cluster, NULL))
+        return -1;
+    harness_node_lines(&cluster, NODES, "CPUs=4 RealMemory=2000", nodes, sizeof(nodes));
+    snprintf(extra, sizeof(extra),
+             "NodedTimeout=5\nKillWait=1\nMinJobAge=600\nMessageTimeout=10\n%s"
+             "PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=UNLIMITED\n",
+             nodes);
+    if (harness_cluster_write_conf(&cluster, extra))
+        return -1;
+    snprintf(outdir, sizeof(outdir), "%s/out", cluster.dir);
+    mkdir(outdir, 0777);
+    chmod(outdir, 0777);
+    if (harness_ctld_start(&cluster))
+        return -1;
+    for (int i = 1; i <= NODES; i++)
+        if (harness_noded_start(&cluster, i))
+            return -1;
+    return harness_wait_nodes(&cluster, NODES, 15000);
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    harness_cluster_fini(&cluster);
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+
+struct result {
+    int rc;
+    char *out, *err;
+};
+
+static struct result run(const char *cmd, const char *const args[])
+{
+    struct result r = {0};
+    r.rc = harness_cmd(&cluster, cmd, args, &r.out, &r.err);
+    return r;
+}
+#define RUN(cmd, ...) run(cmd, (const char *const[]){__VA_ARGS__, NULL})
+
+static void result_free(struct result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static int count_lines(const char *text)
+{
+    int n = 0;
+    for (const char *p = text; p && *p; p++)
+        n += *p == '\n';
+    return n;
+}
+
+static int has_line(const char *text, const char *line)
+{
+    size_t len = strlen(line);
+    for (const char *p = text; p && *p;) {
+        if (!strncmp(p, line, len) && (p[len] == '\n' || p[len] == '\0'))
+            return 1;
+        p = strchr(p, '\n');
+        if (p)
+            p++;
+    }
+    return 0;
+}
+
+static void expect_line(const char *text, const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (!has_line(text, line))
+        fail_msg("missing line '%s' in:\n%s", line, text ? text : "(null)");
+}
+
+static void expect_ok(const struct result *r)
+{
+    if (r->rc != 0)
+        fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", r->rc, r->out, r->err);
+}
+
+/* A shell script run by salloc with the given allocation options (before "--"). */
+static struct result salloc_sh(const char *const opts[], const char *script)
+{
+    const char *args[40];
+    size_t n = 0;
+    args[n++] = "-Q";
+    for (size_t i = 0; opts[i] && n < 34; i++)
+        args[n++] = opts[i];
+    args[n++] = "sh";
+    args[n++] = "-c";
+    args[n++] = script;
+    args[n] = NULL;
+    return run("salloc", args);
+}
+#define SALLOC_SH(script, ...) salloc_sh((const char *const[]){__VA_ARGS__, NULL}, script)
+
+/* ------------------------------------------------------------------------------------ */
+
+/* SPEC 1.5: "srun --label -n2 : -n1 hostname runs hostname three times, labelled 0, 1, 2" */
+static void test_label_over_components(void **state)
+{
+    (void)state;
+    struct result r = SALLOC_SH("srun --label -n2 : -n1 hostname", "-n2", ":", "-n1");
+    expect_ok(&r);
+    char host[256];
+    gethostname(host, sizeof(host));
+    expect_line(r.out, "0: %s", host);
+    expect_line(r.out, "1: %s", host);
+    expect_line(r.out, "2: %s", host);
+    assert_int_equal(count_lines(r.out), 3);
+    result_free(&r);
+}
+
+/* salloc -N1 : -N2 then srun --het-group=0,1: three tasks, ranks 0-2, totals over both. */
+static void test_het_group_ranks_and_totals(void **state)
+{
+    (void)state;
+    struct result r = SALLOC_SH(
+        "srun --het-group=0,1 --label sh -c 'echo $SLURM_PROCID/$SLURM_NTASKS/$SLURM_NPROCS/"
+        "$SLURM_STEP_NUM_TASKS/$SLURM_JOB_ID/$SLURM_HET_SIZE/$SLURM_LOCALID/$SLURM_NODEID/"
+        "$SLURM_STEP_ID'",
+        "-N1", ":", "-N2");
+    expect_ok(&r);
+    assert_int_equal(count_lines(r.out), 3);
+    unsigned job = 0;
+    const char *p = strstr(r.out, "/3/3/3/");
+    assert_non_null(p);
+    job = (unsigned)strtoul(p + 7, NULL, 10);
+    assert_true(job > 0);
+    for (int rank = 0; rank < 3; rank++) {
+        char want[64];
+        snprintf(want, sizeof(want), "%d: %d/3/3/3/%u/2/", rank, rank, job);
+        if (!strstr(r.out, want))
+            fail_msg("no '%s' in:\n%s", want, r.out);
+    }
+    result_free(&r);
+
+    /* a step on component 1 alone numbers from 0, and SLURM_JOB_ID is still the leader */
+    r = SALLOC_SH("srun --het-group=1 sh -c 'echo $SLURM_PROCID $SLURM_NTASKS $SLURM_JOB_ID "
+                  "$SLURM_JOB_ID_HET_GROUP_1'",
+                  "-N1", ":", "-N2");
+    expect_ok(&r);
+    unsigned leader = 0, comp1 = 0;
+    int rank = -1, total = 0;
+    assert_int_equal(sscanf(r.out, "%d %d %u %u", &rank, &total, &leader, &comp1), 4);
+    assert_int_equal(total, 2);
+    assert_int_equal(comp1, leader + 1);
+    assert_true(strstr(r.out, "0 2 ") && strstr(r.out, "1 2 "));
+    result_free(&r);
+}
+
+/* SPEC 1.5's error for a het group beyond the allocation, exit status 1. */
+static void test_het_group_bound(void **state)
+{
+    (void)state;
+    struct result r = SALLOC_SH("srun --het-group=2 true", "-N1", ":", "-N2");
+    assert_int_equal(r.rc, 1);
+    expect_line(r.err, "srun: error: Attempt to run a job step with het-group value of 2, but "
+                       "the job allocation has maximum value of 1");
+    result_free(&r);
+
+    r = SALLOC_SH("srun --het-group=0 true : --het-group=0 true", "-N1", ":", "-N2");
+    assert_int_equal(r.rc, 1);
+    assert_non_null(strstr(r.err, "srun: error: Only one step per component"));
+    result_free(&r);
+}
+
+/* SPEC 1.5's step ids: 0 on both, then 1 on component 0 only, then 2 on both. */
+static void test_step_ids(void **state)
+{
+    (void)state;
+    struct result r = SALLOC_SH(
+        "srun --het-group=0,1 sh -c 'echo a$SLURM_PROCID $SLURM_STEP_ID'; "
+        "srun --het-group=0 sh -c 'echo b$SLURM_PROCID $SLURM_STEP_ID'; "
+        "srun --het-group=0,1 sh -c 'echo c$SLURM_PROCID $SLURM_STEP_ID'; "
+        "squeue -h -s -t all -j $SLURM_JOB_ID -o '%i %j %T'",
+        "-N1", ":", "-N1");
+    expect_ok(&r);
+    expect_line(r.out, "a0 0");
+    expect_line(r.out, "a1 0");
+    expect_line(r.out, "b0 1");
+    expect_line(r.out, "c0 2");
+    expect_line(r.out, "c1 2");
+    const char *id = strstr(r.err ? r.err : "", "");
+    (void)id;
+    result_free(&r);
+}
+
+/* Exit codes as Slurm's srun: the highest, 128+signal; Slurm's error lines. */
+static void test_exit_codes(void **state)
+{
+    (void)state;
+    struct result r = SALLOC_SH("srun -n2 sh -c 'exit $((SLURM_PROCID + 2))'; echo rc=$?", "-n2");
+    expect_ok(&r);
+    expect_line(r.out, "rc=3");
+    assert_non_null(strstr(r.err, ": task 0: Exited with exit code 2"));
+    assert_non_null(strstr(r.err, ": task 1: Exited with exit code 3"));
+    result_free(&r);
+
+    r = SALLOC_SH("srun -n1 sh -c 'kill -9 $$'; echo rc=$?", "-n1");
+    expect_ok(&r);
+    expect_line(r.out, "rc=137");
+    assert_non_null(strstr(r.err, ": task 0: Killed"));
+    result_free(&r);
+
+    r = SALLOC_SH("srun -n1 /no/such/program; echo rc=$?", "-n1");
+    expect_ok(&r);
+    expect_line(r.out, "rc=2");
+    assert_non_null(strstr(r.err, "No such file or directory"));
+    result_free(&r);
+}
+
+/* Input goes to task 0; output files with %t. */
+static void test_input_and_files(void **state)
+{
+    (void)state;
+    char script[2048];
+    snprintf(script, sizeof(script),
+             "echo hello | srun -n2 --label sh -c 'cat; echo done'; "
+             "srun -n2 -o %s/out.%%t sh -c 'echo task $SLURM_PROCID'; "
+             "cat %s/out.0 %s/out.1",
+             outdir, outdir, outdir);
+    struct result r = SALLOC_SH(script, "-n2");
+    expect_ok(&r);
+    expect_line(r.out, "0: hello");
+    expect_line(r.out, "0: done");
+    expect_line(r.out, "1: done");
+    assert_null(strstr(r.out, "1: hello"));
+    expect_line(r.out, "task 0");
+    expect_line(r.out, "task 1");
+    result_free(&r);
+}
+
+/* srun outside an allocation makes one, runs, and releases it. */
+static void test_srun_alone(void **state)
+{
+    (void)state;
+    struct result r = RUN("srun", "--label", "-n2", ":", "-n1", "sh", "-c",
+                          "echo $SLURM_PROCID of $SLURM_NTASKS in $SLURM_HET_SIZE");
+    expect_ok(&r);
+    expect_line(r.out, "0: 0 of 3 in 2");
+    expect_line(r.out, "1: 1 of 3 in 2");
+    expect_line(r.out, "2: 2 of 3 in 2");
+    assert_string_equal(r.err, "");
+    result_free(&r);
+
+    r = RUN("squeue", "-h", "-t", "all", "-n", "sh", "-o", "%T");
+    expect_ok(&r);
+    expect_line(r.out, "COMPLETED");
+    result_free(&r);
+
+    r = RUN("srun", "-n1", "false");
+    assert_int_equal(r.rc, 1);
+    result_free(&r);
+}
+
+/* Steps in squeue -s and scontrol show step; scancel of one step. */
+static void test_steps_shown_and_cancelled(void **state)
+{
+    (void)state;
+    struct result r = SALLOC_SH(
+        "srun --het-group=0,1 sleep 30 & sleep 2; "
+        "squeue -h -s -j $SLURM_JOB_ID -o '%i %j %A'; "
+        "scontrol show step $SLURM_JOB_ID.0 | head -1 | cut -d' ' -f1; "
+        "scancel $SLURM_JOB_ID.0; wait $!; echo rc=$?; "
+        "squeue -h -s -t all -j $SLURM_JOB_ID -o '%i %T'",
+        "-N1", ":", "-N2");
+    unsigned job = 0;
+    const char *p = strstr(r.out ? r.out : "", "StepId=");
+    if (p)
+        job = (unsigned)strtoul(p + 7, NULL, 10);
+    if (!job)
+        fail_msg("no StepId line:\nstdout:\n%s\nstderr:\n%s", r.out, r.err);
+    expect_line(r.out, "%u.0 sleep 1", job);
+    expect_line(r.out, "%u.0 sleep 2", job + 1);
+    expect_line(r.out, "%u.0 CANCELLED", job);
+    expect_line(r.out, "%u.0 CANCELLED", job + 1);
+    assert_null(strstr(r.out, "rc=0"));
+    result_free(&r);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* forged and replayed launches */
+
+static struct rpc_client *connect_to(uint16_t port, uid_t server_uid)
+{
+    struct rpc_client_config cfg = {.host = "127.0.0.1", .port = port,
+                                    .munge_socket = cluster.munge.socket,
+                                    .server_uid = server_uid, .timeout_ms = 10000};
+    struct rpc_client *cli = NULL;
+    assert_int_equal(rpc_client_connect(&cfg, &cli), TS_OK);
+    return cli;
+}
+
+static int launch_with(const Tessera__StepCreateResponse *sc, const uint8_t *sig, size_t siglen,
+                       char *text, size_t len)
+{
+    Tessera__StepLaunchComponent comp = TESSERA__STEP_LAUNCH_COMPONENT__INIT;
+    char *argv[] = {(char *)"true", NULL};
+    comp.argv = argv;
+    comp.n_argv = 1;
+    Tessera__StepLaunchComponent *comps[] = {&comp};
+    Tessera__StepLaunchRequest sl = TESSERA__STEP_LAUNCH_REQUEST__INIT;
+    sl.credential = sc->credential;
+    sl.signature.data = (uint8_t *)sig;
+    sl.signature.len = siglen;
+    sl.components = comps;
+    sl.n_components = 1;
+    sl.io_host = (char *)"127.0.0.1";
+    sl.io_port = 1; /* nobody: the step daemon finds srun gone and ends */
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_STEP_LAUNCH;
+    req.step_launch = &sl;
+    const Tessera__StepLayoutNode *n = sc->layout->nodes[0];
+    struct rpc_client *cli = connect_to((uint16_t)n->port, 0);
+    Tessera__Response *resp = NULL;
+    assert_int_equal(rpc_client_call(cli, &req, &resp), TS_OK);
+    int code = resp->error ? (int)resp->error->code : 0;
+    snprintf(text, len, "%s", resp->error ? resp->error->text : "");
+    tessera__response__free_unpacked(resp, NULL);
+    rpc_client_close(cli);
+    return code;
+}
+
+static void test_forged_and_replayed_launch(void **state)
+{
+    (void)state;
+    struct result r = RUN("sbatch", "--parsable", "-D", outdir, "-N1", "--wrap", "sleep 60");
+    expect_ok(&r);
+    unsigned job = (unsigned)strtoul(r.out, NULL, 10);
+    result_free(&r);
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", job);
+    for (int i = 0; i < 100; i++) {
+        r = RUN("squeue", "-h", "-j", sid, "-o", "%T");
+        int running = r.out && !strcmp(r.out, "RUNNING\n");
+        result_free(&r);
+        if (running)
+            break;
+        usleep(100000);
+    }
+
+    /* a real step credential, as srun would get it */
+    Tessera__StepComponentRequest comp = TESSERA__STEP_COMPONENT_REQUEST__INIT;
+    Tessera__StepComponentRequest *comps[] = {&comp};
+    Tessera__StepCreateRequest sc = TESSERA__STEP_CREATE_REQUEST__INIT;
+    sc.job_id = job;
+    sc.components = comps;
+    sc.n_components = 1;
+    sc.name = (char *)"forged";
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_STEP_CREATE;
+    req.step_create = &sc;
+    struct rpc_client *cli = connect_to(cluster.ctld_port, 0);
+    Tessera__Response *resp = NULL;
+    assert_int_equal(rpc_client_call(cli, &req, &resp), TS_OK);
+    assert_null(resp->error);
+    const Tessera__StepCreateResponse *step = resp->step_create;
+    char text[256];
+
+    /* a flipped bit in the signature */
+    uint8_t bad[64];
+    memcpy(bad, step->signature.data, 64);
+    bad[7] ^= 1;
+    assert_int_equal(launch_with(step, bad, 64, text, sizeof(text)), TS_ECRED_INVALID);
+    assert_string_equal(text, "Invalid job credential");
+    /* the genuine launch, once */
+    assert_int_equal(launch_with(step, step->signature.data, 64, text, sizeof(text)), 0);
+    /* and its replay */
+    assert_int_equal(launch_with(step, step->signature.data, 64, text, sizeof(text)),
+                     TS_ECRED_REPLAYED);
+    tessera__response__free_unpacked(resp, NULL);
+    rpc_client_close(cli);
+    r = RUN("scancel", sid);
+    result_free(&r);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* one MPI world */
+
+static const char mpi_source[] =
+    "#include <mpi.h>\n"
+    "#include <stdio.h>\n"
+    "int main(int argc, char **argv)\n"
+    "{\n"
+    "    int rank, size, me, sum = 0;\n"
+    "    MPI_Init(&argc, &argv);\n"
+    "    MPI_Comm_rank(MPI_COMM_WORLD, &rank);\n"
+    "    MPI_Comm_size(MPI_COMM_WORLD, &size);\n"
+    "    me = rank + 1;\n"
+    "    MPI_Allreduce(&me, &sum, 1, MPI_INT, MPI_SUM, MPI_COMM_WORLD);\n"
+    "    printf(\"rank %d of %d sum %d\\n\", rank, size, sum);\n"
+    "    MPI_Finalize();\n"
+    "    return 0;\n"
+    "}\n";
+
+static char mpi_program[600];
+
+static int build_mpi(void)
+{
+    if (mpi_program[0])
+        return 0;
+    char src[600];
+    snprintf(src, sizeof(src), "%s/mpi_hello.c", outdir);
+    snprintf(mpi_program, sizeof(mpi_program), "%s/mpi_hello", outdir);
+    if (harness_write_file(src, mpi_source, 0644))
+        return -1;
+    char *argv[] = {(char *)"/usr/bin/mpicc", src, (char *)"-o", mpi_program, NULL};
+    char *err = NULL;
+    int rc = harness_run(argv, NULL, NULL, &err, 120000);
+    if (rc != 0)
+        fail_msg("mpicc failed (%d): %s", rc, err);
+    free(err);
+    return 0;
+}
+
+static void check_world(const char *out, int size)
+{
+    for (int rank = 0; rank < size; rank++)
+        expect_line(out, "%d: rank %d of %d sum %d", rank, rank, size, size * (size + 1) / 2);
+}
+
+static void test_mpi_world(void **state)
+{
+    (void)state;
+    assert_int_equal(build_mpi(), 0);
+    char script[1024];
+    snprintf(script, sizeof(script), "srun --label -n2 : -n2 %s", mpi_program);
+    struct result r = SALLOC_SH(script, "-n2", ":", "-n2");
+    expect_ok(&r);
+    check_world(r.out, 4);
+    result_free(&r);
+
+    /* two components placed on one node: one step instance, one PMI server */
+    r = SALLOC_SH(script, "-n2", "-w", "n1", ":", "-n2", "-w", "n1");
+    expect_ok(&r);
+    check_world(r.out, 4);
+    result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_label_over_components),
+        cmocka_unit_test(test_het_group_ranks_and_totals),
+        cmocka_unit_test(test_het_group_bound),
+        cmocka_unit_test(test_step_ids),
+        cmocka_unit_test(test_exit_codes),
+        cmocka_unit_test(test_input_and_files),
+        cmocka_unit_test(test_srun_alone),
+        cmocka_unit_test(test_steps_shown_and_cancelled),
+        cmocka_unit_test(test_forged_and_replayed_launch),
+        cmocka_unit_test(test_mpi_world),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
