@@ -73,7 +73,15 @@ struct srun_step {
     /* signals */
     uint64_t last_int_ms;
     int interrupts;
+
+    /* the controller's view, for a step whose daemons ended without a word to us */
+    struct rpc_peer *ctld;
+    struct loop_timer *watch;
+    int watch_pending;
 };
+
+/* How often srun asks the controller whether its step still runs. */
+#define WATCH_MS 2000
 
 __attribute__((format(printf, 1, 2))) static void srun_error(const char *fmt, ...)
 {
@@ -553,6 +561,78 @@ static void on_signal(struct loop *loop, int signo, void *arg)
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* a step that ended behind our back */
+
+/* Every node reported the step's end to the controller, yet tasks are unaccounted for:
+ * their step daemon died (or srun was cut off). Nothing more will come. */
+static void step_lost(struct srun_step *s)
+{
+    for (size_t i = 0; i < s->l->ntasks; i++) {
+        struct rank_state *r = &s->ranks[i];
+        if (rank_done(r))
+            continue;
+        if (!r->exited) {
+            srun_error("%s: task %zu: ended without reporting (its step daemon is gone)",
+                       s->l->nodes[r->node]->name, i);
+            if (s->exit_code < 1)
+                s->exit_code = 1;
+        }
+        r->exited = r->eof[0] = r->eof[1] = 1;
+    }
+    check_finished(s);
+}
+
+static void watch_answered(void *arg, int err, const Tessera__Response *resp)
+{
+    struct srun_step *s = arg;
+    s->watch_pending = 0;
+    if (err || resp->error || resp->msg_case != TESSERA__RESPONSE__MSG_STEP_QUERY)
+        return; /* the controller is busy or restarting: ask again later */
+    const Tessera__StepQueryResponse *sq = resp->step_query;
+    for (size_t i = 0; i < sq->n_steps; i++)
+        if (sq->steps[i]->state == TESSERA__JOB_STATE__JOB_RUNNING)
+            return;
+    if (sq->n_steps > 0)
+        step_lost(s);
+}
+
+static void watch_fired(struct loop *loop, struct loop_timer *t, void *arg)
+{
+    struct srun_step *s = arg;
+    if (s->watch_pending || s->finished)
+        return;
+    char id[32];
+    snprintf(id, sizeof(id), "%u.%u", s->l->job_id, s->l->step_id);
+    char *ids[] = {id};
+    Tessera__StepQueryRequest q = TESSERA__STEP_QUERY_REQUEST__INIT;
+    q.job_ids = ids;
+    q.n_job_ids = 1;
+    q.all_states = 1;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_STEP_QUERY;
+    req.step_query = &q;
+    if (rpc_peer_call(s->ctld, &req, watch_answered, s) == TS_OK)
+        s->watch_pending = 1;
+}
+
+static int start_watch(struct srun_step *s)
+{
+    const struct conf *c = s->p->conf;
+    struct rpc_peer_config cfg = {
+        .host = c->ctld_host,
+        .port = c->ctld_port,
+        .munge_socket = c->munge_socket,
+        .server_uid = c->slurm_user_uid,
+        .cred_ttl = (int)c->cred_ttl,
+        .timeout_ms = c->message_timeout * 1000,
+    };
+    if (rpc_peer_create(s->loop, &cfg, &s->ctld) != TS_OK)
+        return TS_ENOMEM;
+    s->watch = loop_timer_add(s->loop, WATCH_MS, WATCH_MS, watch_fired, s);
+    return s->watch ? TS_OK : TS_ENOMEM;
+}
+
+/* ------------------------------------------------------------------------------------ */
 /* the launch */
 
 struct launch_call {
@@ -696,10 +776,14 @@ static int setup(struct srun_step *s)
     static const int sigs[] = {SIGINT, SIGTERM, SIGHUP, SIGQUIT, SIGUSR1, SIGUSR2};
     if (!(s->loop = loop_create()))
         return TS_ENOMEM;
-    /* signals first: the server's threads inherit the blocked mask */
-    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++)
+    /* signals first: the server's threads inherit the blocked mask. An srun started in
+     * the background of a script inherits SIGINT ignored, and an ignored signal never
+     * reaches a signalfd: srun forwards them, so it takes them back. */
+    for (size_t i = 0; i < sizeof(sigs) / sizeof(sigs[0]); i++) {
+        signal(sigs[i], SIG_DFL);
         if (loop_signal_add(s->loop, sigs[i], on_signal, s) != TS_OK)
             return TS_ENOMEM;
+    }
     signal(SIGPIPE, SIG_IGN);
     s->ranks = calloc(l->ntasks ? l->ntasks : 1, sizeof(*s->ranks));
     s->peers = calloc(l->n_nodes ? l->n_nodes : 1, sizeof(*s->peers));
@@ -727,6 +811,8 @@ static int setup(struct srun_step *s)
                                 s, &s->server);
     if (!err)
         err = start_stdin(s);
+    if (!err)
+        err = start_watch(s);
     return err;
 }
 
@@ -739,6 +825,9 @@ static void teardown(struct srun_step *s)
     rpc_server_destroy(s->server);
     for (size_t i = 0; s->peers && i < s->l->n_nodes; i++)
         rpc_peer_destroy(s->peers[i]);
+    if (s->loop)
+        loop_timer_cancel(s->loop, s->watch);
+    rpc_peer_destroy(s->ctld);
     if (s->loop)
         for (int i = 0; i < 3; i++) /* deliver what the auth threads posted */
             loop_run_once(s->loop, 0);

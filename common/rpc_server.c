@@ -651,6 +651,20 @@ int rpc_respond(struct rpc_request *req, const Tessera__Response *resp)
     return err;
 }
 
+int rpc_request_peer_alive(const struct rpc_request *req)
+{
+    const struct conn *c = req->conn;
+    if (c->state != CONN_OPEN)
+        return 0;
+    /* The peer may have closed (or died) while the loop had not yet read the end: a peek
+     * shows it at once. Bytes waiting (a pipelined request) mean it is there. */
+    char byte;
+    ssize_t n = recv(c->fd, &byte, 1, MSG_PEEK | MSG_DONTWAIT);
+    if (n == 0)
+        return 0;
+    return n > 0 || errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR;
+}
+
 int rpc_respond_error(struct rpc_request *req, int code, const char *text)
 {
     Tessera__Error error = TESSERA__ERROR__INIT;

@@ -71,6 +71,10 @@ gid_t rpc_request_gid(const struct rpc_request *req);
 /* "127.0.0.1:40112", for logs. */
 const char *rpc_request_peer(const struct rpc_request *req);
 
+/* Whether the requester's connection still stands, as far as can be told without
+ * waiting: for a request held a long time, before an answer whose loss matters. */
+int rpc_request_peer_alive(const struct rpc_request *req);
+
 /* Send resp (its id is set from the request) and release req. Returns TS_OK, or
  * TS_ECLOSED when the connection went away meanwhile (req is released all the same). */
 int rpc_respond(struct rpc_request *req, const Tessera__Response *resp);

@@ -19,6 +19,7 @@ struct loop;
 struct loop_timer;
 struct sched_state;
 struct alloc_waiter;
+struct alloc_unclaimed;
 struct cred_key;
 struct store;
 struct rpc_server;
@@ -46,6 +47,7 @@ struct ctld {
     struct alloc_waiter *alloc_waiters;
     int alloc_check_posted;
     int alloc_closed;             /* shutting down: answers are dropped, nothing follows */
+    struct alloc_unclaimed *alloc_unclaimed; /* started allocations nobody waits for */
 
     /* the key step credentials are signed with (ctld/step_mgr.c) */
     struct cred_key *cred_key;

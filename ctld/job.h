@@ -186,6 +186,10 @@ void job_finish_allocation(struct ctld *c, struct job *leader, Tessera__JobState
 void job_alloc_changed(struct ctld *c);
 /* Drop the waiters (at shutdown). */
 void job_alloc_fini(struct ctld *c);
+/* An allocation without a script started: nobody waiting for it must claim it soon. */
+void job_alloc_started(struct ctld *c, struct job *leader);
+/* Once a second: unclaimed allocations past their deadline are cancelled. */
+void job_alloc_housekeeping(struct ctld *c, time_t now);
 
 /* The default priority of a new component (FIFO by id, shifted by nice). */
 uint32_t job_default_priority(const Tessera__JobRecord *rec);

@@ -9,7 +9,9 @@
  *
  * A grant that cannot be delivered because salloc's connection is gone (it was killed
  * while pending) would leave resources held by nobody: the allocation is cancelled then,
- * as Slurm kills an interactive job whose salloc does not answer.
+ * as Slurm kills an interactive job whose salloc does not answer. An allocation that
+ * starts while nobody waits for it (its salloc died before asking, or is reconnecting)
+ * must be claimed by an AllocWait within ALLOC_CLAIM_SECS, or it is cancelled too.
  */
 #include "ctld/ctld.h"
 #include "ctld/job.h"
@@ -24,6 +26,15 @@
 #include <stdlib.h>
 #include <sys/wait.h>
 #include <time.h>
+
+#define ALLOC_CLAIM_SECS 10
+
+/* A started allocation nobody has claimed yet. */
+struct alloc_unclaimed {
+    struct alloc_unclaimed *next;
+    uint32_t job_id;
+    time_t deadline;
+};
 
 struct alloc_waiter {
     struct alloc_waiter *next;
@@ -71,7 +82,10 @@ static void answer(struct alloc_waiter *w, struct job *leader)
     Tessera__Response resp = TESSERA__RESPONSE__INIT;
     resp.msg_case = TESSERA__RESPONSE__MSG_ALLOC_WAIT;
     resp.alloc_wait = &aw;
+    int alive = rpc_request_peer_alive(w->req);
     int err = rpc_respond(w->req, &resp);
+    if (!alive)
+        err = TS_ECLOSED;
     free(recs);
     const Tessera__JobRecord *r = leader->rec;
     if (err == TS_ECLOSED && !w->c->alloc_closed && !w->until_end && r->state == TESSERA__JOB_STATE__JOB_RUNNING &&
@@ -124,6 +138,60 @@ static void check_waiters(struct loop *loop, void *arg)
     }
 }
 
+static int has_waiter(const struct ctld *c, uint32_t job_id)
+{
+    for (const struct alloc_waiter *w = c->alloc_waiters; w; w = w->next)
+        if (w->job_id == job_id)
+            return 1;
+    return 0;
+}
+
+static void claim(struct ctld *c, uint32_t job_id)
+{
+    for (struct alloc_unclaimed **p = &c->alloc_unclaimed; *p;) {
+        struct alloc_unclaimed *u = *p;
+        if (u->job_id == job_id) {
+            *p = u->next;
+            free(u);
+        } else {
+            p = &u->next;
+        }
+    }
+}
+
+void job_alloc_started(struct ctld *c, struct job *leader)
+{
+    uint32_t id = leader->rec->job_id;
+    if (has_waiter(c, id))
+        return;
+    struct alloc_unclaimed *u = calloc(1, sizeof(*u));
+    if (!u)
+        return; /* it stays until its time limit: the worst case is wasted nodes */
+    u->job_id = id;
+    u->deadline = time(NULL) + ALLOC_CLAIM_SECS;
+    u->next = c->alloc_unclaimed;
+    c->alloc_unclaimed = u;
+}
+
+void job_alloc_housekeeping(struct ctld *c, time_t now)
+{
+    for (struct alloc_unclaimed **p = &c->alloc_unclaimed; *p;) {
+        struct alloc_unclaimed *u = *p;
+        if (u->deadline > now) {
+            p = &u->next;
+            continue;
+        }
+        *p = u->next;
+        struct job *j = job_find(&c->jobs, u->job_id);
+        const Tessera__JobRecord *r = j ? j->leader->rec : NULL;
+        if (r && r->state == TESSERA__JOB_STATE__JOB_RUNNING && !r->end_pending) {
+            log_warn("job %u: nobody claimed its allocation; cancelling it", r->job_id);
+            job_terminate_unit(c, j->leader, TESSERA__JOB_STATE__JOB_CANCELLED);
+        }
+        free(u);
+    }
+}
+
 void job_alloc_changed(struct ctld *c)
 {
     if (!c->alloc_waiters || c->alloc_check_posted)
@@ -136,6 +204,11 @@ void job_alloc_fini(struct ctld *c)
 {
     /* the server is gone: responses would be dropped, only the memory is left */
     c->alloc_closed = 1;
+    while (c->alloc_unclaimed) {
+        struct alloc_unclaimed *u = c->alloc_unclaimed;
+        c->alloc_unclaimed = u->next;
+        free(u);
+    }
     while (c->alloc_waiters) {
         struct alloc_waiter *w = c->alloc_waiters;
         c->alloc_waiters = w->next;
@@ -185,6 +258,7 @@ void ctld_handle_alloc_wait(struct rpc_request *req, const Tessera__Request *msg
         rpc_respond_error(req, TS_ENOMEM, NULL);
         return;
     }
+    claim(c, aw->job_id);
     w->c = c;
     w->req = req;
     w->job_id = aw->job_id;

@@ -371,6 +371,7 @@ void job_housekeeping(struct ctld *c, time_t now)
 {
     node_check_timeouts(c, now);
     job_check_time_limits(c, now);
+    job_alloc_housekeeping(c, now);
     struct job *j = c->jobs.head;
     while (j) {
         struct job *next = j->next;

@@ -550,7 +550,8 @@ static void launch_after_commit(void *arg, int err)
     }
     if (!j->rec->batch && !j->rec->desc->script) {
         free(lc);
-        return; /* an allocation without a script (salloc): nothing to launch */
+        job_alloc_started(c, j); /* an allocation (salloc): nothing to launch */
+        return;
     }
     struct node *n = node_find(c, j->rec->batch_host);
     struct rpc_peer *peer = n ? node_peer(c, n) : NULL;

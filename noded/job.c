@@ -75,6 +75,9 @@ void job_table_destroy(struct noded *nd)
         while (j->steps) {
             struct nd_step *s = j->steps;
             j->steps = s->next;
+            loop_timer_cancel(nd->loop, s->kill_timer);
+            if (s->ctl_fd >= 0)
+                close(s->ctl_fd);
             free(s);
         }
         free(j);
@@ -419,11 +422,10 @@ static void kill_wait_over(struct loop *loop, struct loop_timer *t, void *arg)
 {
     struct nd_job *j = arg;
     j->kill_timer = NULL;
-    log_info("job %u: still there after KillWait, SIGKILL", j->id);
-    if (j->pid)
+    if (j->pid) {
+        log_info("job %u: still there after KillWait, SIGKILL", j->id);
         kill(-j->pid, SIGKILL);
-    for (struct nd_step *s = j->steps; s; s = s->next)
-        kill(-s->pid, SIGKILL);
+    }
 }
 
 int job_signal(struct noded *nd, uint32_t job_id, int signo, int terminate, unsigned kill_wait)
@@ -438,8 +440,12 @@ int job_signal(struct noded *nd, uint32_t job_id, int signo, int terminate, unsi
     if (j->terminating)
         return TS_OK;
     j->terminating = 1;
-    signal_groups(nd, j, SIGCONT); /* a suspended job must be able to act on SIGTERM */
-    signal_groups(nd, j, SIGTERM);
+    if (j->pid) {
+        kill(-j->pid, SIGCONT); /* a suspended job must be able to act on SIGTERM */
+        kill(-j->pid, SIGTERM);
+    }
+    for (struct nd_step *s = j->steps; s; s = s->next)
+        step_terminate(nd, s, kill_wait);
     j->kill_timer = loop_timer_add(nd->loop, (uint64_t)kill_wait * 1000, 0, kill_wait_over, j);
     return TS_OK;
 }

@@ -40,6 +40,10 @@ struct nd_step {
     pid_t pid;                 /* the step daemon, leader of the step's process group */
     unsigned long long start;  /* its start time (/proc), to tell it from a reused pid */
     uid_t uid;                 /* the step's user (may signal it) */
+    int ctl_fd;                /* the step daemon's standard input: "T" asks it to end its
+                                * tasks (SIGKILL after KillWait) */
+    int terminating;
+    struct loop_timer *kill_timer; /* SIGKILL to the whole group if the daemon hangs */
     char spool[600];           /* its folder in the spool */
 };
 
@@ -151,8 +155,12 @@ int step_launch(struct noded *nd, const Tessera__StepLaunchRequest *req, uid_t u
                 char *errbuf, size_t errlen);
 /* Signal a step's tasks (uid: the requester; the controller's or the step's user). */
 int step_signal(struct noded *nd, const Tessera__StepSignalRequest *req, uid_t uid);
-/* Signal every step of j; terminate: SIGCONT and SIGTERM (SIGKILL is the job's timer). */
+/* Signal every step of j. */
 void step_signal_all(struct noded *nd, struct nd_job *j, int signo);
+/* End a step: SIGCONT and SIGTERM to its group, and its step daemon kills the tasks left
+ * after kill_wait seconds (it must outlive them to report their ends); the group is
+ * killed outright if the daemon is still there well after that. */
+void step_terminate(struct noded *nd, struct nd_step *s, unsigned kill_wait);
 
 /* noded/rpc.c */
 extern const struct rpc_handler noded_rpc_handlers[];

@@ -185,6 +185,9 @@ static void stepd_exited(struct loop *loop, pid_t pid, int status, void *arg)
              WIFSIGNALED(worst) ? WTERMSIG(worst) : WEXITSTATUS(worst));
     link_report_step_end(nd, j->id, s->step_id, worst);
     unlink_step(j, s);
+    loop_timer_cancel(nd->loop, s->kill_timer);
+    if (s->ctl_fd >= 0)
+        close(s->ctl_fd);
     job_rm_tree(s->spool);
     free(s);
     job_maybe_done(nd, j);
@@ -294,7 +297,8 @@ static int start_stepd(struct noded *nd, struct nd_step *s, const Tessera__StepL
     /* a step daemon that dies before reading gets EPIPE here, and its exit is reported */
     if (write_launch(fds[1], req) != TS_OK)
         log_warn("step %u.%u: the launch did not reach the step daemon", s->job->id, s->step_id);
-    close(fds[1]);
+    s->ctl_fd = fds[1]; /* kept: the line for "terminate" */
+    fcntl(s->ctl_fd, F_SETFL, O_NONBLOCK);
     record_group(s);
     return TS_OK;
 }
@@ -328,6 +332,7 @@ int step_launch(struct noded *nd, const Tessera__StepLaunchRequest *req, uid_t u
     }
     s->nd = nd;
     s->job = j;
+    s->ctl_fd = -1;
     s->step_id = l->step_id;
     s->uid = (uid_t)l->uid;
     if (j->terminating) {
@@ -364,9 +369,26 @@ void step_signal_all(struct noded *nd, struct nd_job *j, int signo)
 
 static void step_kill_wait_over(struct loop *loop, struct loop_timer *t, void *arg)
 {
-    pid_t *pid = arg;
-    kill(-*pid, SIGKILL); /* a group that is gone already: ESRCH, harmless */
-    free(pid);
+    struct nd_step *s = arg;
+    s->kill_timer = NULL;
+    log_warn("step %u.%u: its daemon did not end its tasks; killing the group", s->job->id,
+             s->step_id);
+    kill(-s->pid, SIGKILL);
+}
+
+void step_terminate(struct noded *nd, struct nd_step *s, unsigned kill_wait)
+{
+    if (s->terminating)
+        return;
+    s->terminating = 1;
+    kill(-s->pid, SIGCONT); /* a suspended step must be able to act on SIGTERM */
+    kill(-s->pid, SIGTERM);
+    char msg[32];
+    int n = snprintf(msg, sizeof(msg), "T%u\n", kill_wait);
+    if (s->ctl_fd < 0 || write(s->ctl_fd, msg, (size_t)n) != n)
+        kill(-s->pid, SIGKILL); /* no way to ask: end it now */
+    s->kill_timer = loop_timer_add(nd->loop, (uint64_t)kill_wait * 1000 * 2 + 5000, 0,
+                                   step_kill_wait_over, s);
 }
 
 int step_signal(struct noded *nd, const Tessera__StepSignalRequest *req, uid_t uid)
@@ -383,15 +405,6 @@ int step_signal(struct noded *nd, const Tessera__StepSignalRequest *req, uid_t u
         kill(-s->pid, (int)req->signal);
         return TS_OK;
     }
-    kill(-s->pid, SIGCONT);
-    kill(-s->pid, SIGTERM);
-    /* SIGKILL after KillWait unless the group is gone; the pid is kept by value: the step
-     * may be freed before the timer fires */
-    pid_t *pid = malloc(sizeof(*pid));
-    if (pid) {
-        *pid = s->pid;
-        if (!loop_timer_add(nd->loop, (uint64_t)req->kill_wait * 1000, 0, step_kill_wait_over, pid))
-            free(pid);
-    }
+    step_terminate(nd, s, req->kill_wait);
     return TS_OK;
 }

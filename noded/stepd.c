@@ -97,6 +97,34 @@ static void task_exited(struct loop *loop, pid_t pid, int status, void *arg)
     stepd_check_done(sd);
 }
 
+/* The node daemon's "T<kill_wait>" on standard input: the step is being ended. SIGTERM
+ * has gone to the whole group; the tasks still there after KillWait get SIGKILL, one by
+ * one, so that this daemon lives on to report their ends. */
+static void kill_wait_over(struct loop *loop, struct loop_timer *t, void *arg)
+{
+    struct stepd *sd = arg;
+    sd->kill_timer = NULL;
+    for (size_t i = 0; i < sd->ntasks; i++)
+        if (!sd->tasks[i].exited && sd->tasks[i].pid > 0)
+            kill(sd->tasks[i].pid, SIGKILL);
+}
+
+static void control_readable(struct loop *loop, int fd, unsigned events, void *arg)
+{
+    struct stepd *sd = arg;
+    char buf[64];
+    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    if (n <= 0) { /* the node daemon is gone (a restart kills us anyway) */
+        loop_fd_remove(loop, fd);
+        return;
+    }
+    buf[n] = '\0';
+    if (buf[0] != 'T' || sd->kill_timer)
+        return;
+    unsigned long wait = strtoul(buf + 1, NULL, 10);
+    sd->kill_timer = loop_timer_add(loop, (uint64_t)wait * 1000, 0, kill_wait_over, sd);
+}
+
 /* The step's signals reach this daemon too (its tasks are in its group): noted, not
  * obeyed; SIGKILL alone ends it. */
 static void on_signal(struct loop *loop, int signo, void *arg)
@@ -269,6 +297,8 @@ int stepd_start(struct stepd *sd, char *errbuf, size_t errlen)
             return TS_ENOMEM;
     signal(SIGPIPE, SIG_IGN);
     loop_set_orphan_cb(sd->loop, on_orphan, sd);
+    if (loop_fd_add(sd->loop, 0, LOOP_READ, control_readable, sd) != TS_OK)
+        return TS_ENOMEM;
     int err = connect_srun(sd);
     if (!err)
         err = stepd_tasks_prepare(sd, errbuf, errlen);
@@ -305,6 +335,9 @@ int stepd_start(struct stepd *sd, char *errbuf, size_t errlen)
 
 void stepd_stop(struct stepd *sd)
 {
+    loop_timer_cancel(sd->loop, sd->kill_timer);
+    sd->kill_timer = NULL;
+    loop_fd_remove(sd->loop, 0);
     stepd_io_stop(sd);
     pmi_destroy(sd->pmi);
     sd->pmi = NULL;

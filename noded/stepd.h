@@ -72,6 +72,7 @@ struct stepd {
     int in_polling;
 
     int finished;
+    struct loop_timer *kill_timer; /* terminate: SIGKILL to the tasks left after KillWait */
 };
 
 /* noded/stepd.c */

@@ -221,8 +221,22 @@ static void test_step_ids(void **state)
     expect_line(r.out, "b0 1");
     expect_line(r.out, "c0 2");
     expect_line(r.out, "c1 2");
-    const char *id = strstr(r.err ? r.err : "", "");
-    (void)id;
+    /* the records: 1721.0 1722.0, 1721.1 alone, 1721.2 1722.2 (SPEC 1.5) */
+    unsigned job = 0;
+    const char *p = strstr(r.out, ".0 sh COMPLETED");
+    while (p && p > r.out && p[-1] >= '0' && p[-1] <= '9')
+        p--;
+    if (p)
+        job = (unsigned)strtoul(p, NULL, 10);
+    assert_true(job > 0);
+    char want[64];
+    const unsigned have[][2] = {{0, 0}, {0, 1}, {0, 2}, {1, 0}, {1, 2}};
+    for (size_t i = 0; i < 5; i++) {
+        snprintf(want, sizeof(want), "%u.%u sh COMPLETED", job + have[i][0], have[i][1]);
+        expect_line(r.out, "%s", want);
+    }
+    snprintf(want, sizeof(want), "%u.1 ", job + 1);
+    assert_null(strstr(r.out, want));
     result_free(&r);
 }
 
@@ -268,6 +282,44 @@ static void test_input_and_files(void **state)
     assert_null(strstr(r.out, "1: hello"));
     expect_line(r.out, "task 0");
     expect_line(r.out, "task 1");
+    result_free(&r);
+}
+
+/* Ctrl-C: the first reaches the tasks; two within a second stop the step. */
+static void test_interrupts(void **state)
+{
+    (void)state;
+    struct result r = SALLOC_SH(
+        "srun -n2 --label sh -c 'trap \"echo got INT $SLURM_PROCID; exit 7\" INT; "
+        "echo ready; while :; do sleep 0.1; done' & "
+        "sleep 2; kill -INT $!; wait $!; echo rc=$?",
+        "-n2");
+    expect_ok(&r);
+    expect_line(r.out, "0: got INT 0");
+    expect_line(r.out, "1: got INT 1");
+    expect_line(r.out, "rc=7");
+    assert_non_null(strstr(r.err, "srun: interrupt (one more within 1 sec to abort)"));
+    result_free(&r);
+
+    r = SALLOC_SH("srun -n1 sh -c \"trap '' INT TERM; sleep 20\" & "
+                  "sleep 2; kill -INT $!; sleep 0.2; kill -INT $!; wait $!; echo rc=$?",
+                  "-n1");
+    expect_ok(&r);
+    expect_line(r.out, "rc=137");
+    assert_non_null(strstr(r.err, "srun: forcing job termination"));
+    result_free(&r);
+}
+
+/* A step daemon that dies: srun learns from the controller that the step is over. */
+static void test_step_daemon_killed(void **state)
+{
+    (void)state;
+    struct result r = SALLOC_SH("srun -n1 sleep 20 & sleep 2; pkill -KILL -x tessera-stepd; "
+                                "wait $!; echo rc=$?",
+                                "-n1");
+    expect_ok(&r);
+    expect_line(r.out, "rc=1");
+    assert_non_null(strstr(r.err, "ended without reporting"));
     result_free(&r);
 }
 
@@ -487,6 +539,8 @@ int main(void)
         cmocka_unit_test(test_step_ids),
         cmocka_unit_test(test_exit_codes),
         cmocka_unit_test(test_input_and_files),
+        cmocka_unit_test(test_interrupts),
+        cmocka_unit_test(test_step_daemon_killed),
         cmocka_unit_test(test_srun_alone),
         cmocka_unit_test(test_steps_shown_and_cancelled),
         cmocka_unit_test(test_forged_and_replayed_launch),
