@@ -150,6 +150,18 @@ static int map_components(const struct jobopt *opt, uint32_t het_size, int in_al
 /* ------------------------------------------------------------------------------------ */
 /* the step */
 
+/* A het allocation's per-component default (SLURM_NTASKS_HET_GROUP_<n>, ...): srun of a
+ * het job takes each component's own, as Slurm's does; 0 when unset. */
+static uint32_t component_env(const char *name, uint32_t offset)
+{
+    if (!getenv("SLURM_HET_SIZE"))
+        return 0;
+    char var[96];
+    snprintf(var, sizeof(var), "%s_HET_GROUP_%u", name, offset);
+    const char *v = getenv(var);
+    return v && *v ? (uint32_t)strtoul(v, NULL, 10) : 0;
+}
+
 static Tessera__StepComponentRequest *component_request(const Tessera__JobDesc *d,
                                                         uint32_t offset)
 {
@@ -158,11 +170,12 @@ static Tessera__StepComponentRequest *component_request(const Tessera__JobDesc *
         return NULL;
     tessera__step_component_request__init(c);
     c->het_group = offset;
-    c->ntasks = d->has_ntasks ? d->ntasks : 0;
+    c->ntasks = d->has_ntasks ? d->ntasks : component_env("SLURM_NTASKS", offset);
     c->min_nodes = d->has_min_nodes ? d->min_nodes : 0;
     c->max_nodes = d->has_max_nodes ? d->max_nodes : 0;
     c->cpus_per_task = d->has_cpus_per_task ? d->cpus_per_task : 0;
-    c->ntasks_per_node = d->has_ntasks_per_node ? d->ntasks_per_node : 0;
+    c->ntasks_per_node = d->has_ntasks_per_node ? d->ntasks_per_node
+                                                 : component_env("SLURM_NTASKS_PER_NODE", offset);
     c->distribution = d->distribution && !strcmp(d->distribution, "cyclic")
                           ? TESSERA__STEP_DISTRIBUTION__STEP_DIST_CYCLIC
                           : TESSERA__STEP_DISTRIBUTION__STEP_DIST_BLOCK;
@@ -204,7 +217,9 @@ static int create_step(struct ctl *ctl, uint32_t job_id, const struct jobopt *op
         rc = 1;
     } else if ((*out)->error) {
         const Tessera__Error *e = (*out)->error;
-        if (e->code == TS_EHET_GROUP || e->code == TS_EHETJOB_STEPS)
+        if (e->code == TS_EHETJOB_STEPS)
+            fprintf(stderr, "%s: fatal: %s\n", PROG, e->text); /* Slurm's word for it */
+        else if (e->code == TS_EHET_GROUP)
             cmd_error(PROG, "%s", e->text);
         else
             cmd_error(PROG, "Unable to create step for job %u: %s", job_id, e->text);
@@ -275,10 +290,24 @@ static char **task_environment(const struct jobopt *opt, const struct alloc *a)
     return env;
 }
 
+/* Options that would limit a step Tessera cannot honour yet: refused, never ignored. */
+static int check_step_options(const struct jobopt *opt)
+{
+    for (size_t i = 0; i < opt->ncomponents; i++) {
+        if (opt->components[i]->has_time_limit) {
+            cmd_error(PROG, "--time for a step within an allocation is not supported");
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int run(struct ctl *ctl, const struct jobopt *opt, struct alloc *a,
                const struct job_ref *job)
 {
     struct mapping m;
+    if (job->in_alloc && check_step_options(opt))
+        return 1;
     if (map_components(opt, job->het_size, job->in_alloc, &m))
         return 1;
     Tessera__Response *resp = NULL;

@@ -101,7 +101,7 @@
     X(TS_ETRANSITION, 1034, "Job can not be altered now, try again later")              \
     X(TS_ESTEP_NOT_FOUND, 1035, "Job step not found")                                   \
     X(TS_EHET_GROUP, 1036, "Invalid het group")                                         \
-    X(TS_EHETJOB_STEPS, 1037, "Heterogeneous job steps are disabled")                   \
+    X(TS_EHETJOB_STEPS, 1037, "Job steps that span multiple components of a heterogeneous job are not currently supported") \
                                                                                          \
     X(TS_ECRED_INVALID, 1100, "Invalid job credential")                                 \
     X(TS_ECRED_EXPIRED, 1101, "Job credential expired")                                 \

@@ -18,6 +18,9 @@ enum env_kind {
     ENV_VALUE,         /* the option's argument, or its flag for options without one */
     ENV_DEBUG,         /* -v: "0" or "1" only, as the man pages say */
     ENV_OUTSIDE_ALLOC, /* ignored inside an allocation (SLURM_JOB_ID set) */
+    ENV_OUTSIDE_HET,   /* ignored inside a het allocation (SLURM_HET_SIZE set): they
+                        * describe component 0 or the sum, and srun takes each
+                        * component's own (SLURM_NTASKS_HET_GROUP_<n>) */
 };
 
 struct jobopt_envdef {
@@ -91,15 +94,15 @@ static const struct jobopt_envdef envs[] = {
     {"SLURM_GRES", SR, "gres", ENV_VALUE},
     /* Inside an allocation this is the allocation's name, not a request for the step. */
     {"SLURM_JOB_NAME", SR, "job-name", ENV_OUTSIDE_ALLOC},
-    {"SLURM_MEM_PER_CPU", SR, "mem-per-cpu", ENV_VALUE},
+    {"SLURM_MEM_PER_CPU", SR, "mem-per-cpu", ENV_OUTSIDE_HET},
     {"SLURM_MEM_PER_GPU", SR, "mem-per-gpu", ENV_VALUE},
-    {"SLURM_MEM_PER_NODE", SR, "mem", ENV_VALUE},
-    {"SLURM_NNODES", SR, "nodes", ENV_VALUE},
-    {"SLURM_JOB_NUM_NODES", SR, "nodes", ENV_VALUE},
+    {"SLURM_MEM_PER_NODE", SR, "mem", ENV_OUTSIDE_HET},
+    {"SLURM_NNODES", SR, "nodes", ENV_OUTSIDE_HET},
+    {"SLURM_JOB_NUM_NODES", SR, "nodes", ENV_OUTSIDE_HET},
     {"SLURM_NO_KILL", SR, "no-kill", ENV_VALUE},
-    {"SLURM_NPROCS", SR, "ntasks", ENV_VALUE},
-    {"SLURM_NTASKS", SR, "ntasks", ENV_VALUE},
-    {"SLURM_NTASKS_PER_NODE", SR, "ntasks-per-node", ENV_VALUE},
+    {"SLURM_NPROCS", SR, "ntasks", ENV_OUTSIDE_HET},
+    {"SLURM_NTASKS", SR, "ntasks", ENV_OUTSIDE_HET},
+    {"SLURM_NTASKS_PER_NODE", SR, "ntasks-per-node", ENV_OUTSIDE_HET},
     {"SLURM_OPEN_MODE", SR, "open-mode", ENV_VALUE},
     {"SLURM_PARTITION", SR, "partition", ENV_VALUE},
     {"SLURM_QOS", SR, "qos", ENV_VALUE},
@@ -171,6 +174,8 @@ int jobopt_apply_env(struct jobopt_ctx *c)
         int rc;
 
         if (!def)
+            continue;
+        if (e->kind == ENV_OUTSIDE_HET && env_get(c->in->envp, "SLURM_HET_SIZE"))
             continue;
         if (e->kind == ENV_OUTSIDE_ALLOC && env_get(c->in->envp, "SLURM_JOB_ID"))
             continue;

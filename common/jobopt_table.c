@@ -465,7 +465,7 @@ static const struct jobopt_def table[] = {
     {"deadline", 0, REQ, ALL, P, NUM(I64, deadline), set_stamp},
     UNSUP("delay-boot", 0, REQ, ALL),
     {"dependency", 'd', REQ, ALL, P, STR(dependency), set_dependency},
-    {"distribution", 'm', REQ, SR, 0, STR(distribution), set_distribution},
+    {"distribution", 'm', REQ, SR, P, STR(distribution), set_distribution},
     UNSUP("distribution", 'm', REQ, SB | SA),
     {"error", 'e', REQ, SB | SR, P, STR(std_err), set_str},
     {"exclude", 'x', REQ, ALL, P, STR(exclude), set_hostlist},

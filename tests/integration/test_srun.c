@@ -240,6 +240,60 @@ static void test_step_ids(void **state)
     result_free(&r);
 }
 
+/* SchedulerParameters=disable_hetjob_steps: steps over components are refused with
+ * Slurm's words; steps on one component still run. Cyclic distribution (SPEC 1.5's table):
+ * tasks go round-robin within each component. */
+static void test_disable_hetjob_steps_and_cyclic(void **state)
+{
+    (void)state;
+    char nodes[2048], extra[4096];
+    harness_node_lines(&cluster, NODES, "CPUs=4 RealMemory=2000", nodes, sizeof(nodes));
+    const char *base = "NodedTimeout=5\nKillWait=1\nMinJobAge=600\nMessageTimeout=10\n";
+    snprintf(extra, sizeof(extra),
+             "%sSchedulerParameters=disable_hetjob_steps\n%s"
+             "PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=UNLIMITED\n",
+             base, nodes);
+    assert_int_equal(harness_cluster_write_conf(&cluster, extra), 0);
+    struct result r = RUN("scontrol", "reconfigure");
+    expect_ok(&r);
+    result_free(&r);
+    r = SALLOC_SH("srun --het-group=0,1 true; echo rc=$?; srun --het-group=1 true; echo rc=$?",
+                  "-N1", ":", "-N1");
+    expect_ok(&r);
+    expect_line(r.out, "rc=1");
+    expect_line(r.out, "rc=0");
+    expect_line(r.err, "srun: fatal: Job steps that span multiple components of a "
+                       "heterogeneous job are not currently supported");
+    result_free(&r);
+    snprintf(extra, sizeof(extra),
+             "%s%sPartitionName=debug Nodes=n[1-4] Default=YES MaxTime=UNLIMITED\n", base,
+             nodes);
+    assert_int_equal(harness_cluster_write_conf(&cluster, extra), 0);
+    r = RUN("scontrol", "reconfigure");
+    expect_ok(&r);
+    result_free(&r);
+
+    /* 4 tasks on 2 nodes per component: cyclic gives 0,2 | 1,3 and 4,6 | 5,7 */
+    r = SALLOC_SH("srun -m cyclic --label -n4 : -n4 sh -c 'echo $SLURMD_NODENAME'",
+                  "-N2", "--ntasks-per-node=2", ":", "-N2", "--ntasks-per-node=2");
+    expect_ok(&r);
+    char node[8][16];
+    for (int rank = 0; rank < 8; rank++) {
+        char want[16];
+        snprintf(want, sizeof(want), "%d: ", rank);
+        const char *p = strstr(r.out, want);
+        assert_non_null(p);
+        sscanf(p + strlen(want), "%15s", node[rank]);
+    }
+    assert_string_equal(node[0], node[2]);
+    assert_string_equal(node[1], node[3]);
+    assert_string_not_equal(node[0], node[1]);
+    assert_string_equal(node[4], node[6]);
+    assert_string_equal(node[5], node[7]);
+    assert_string_not_equal(node[4], node[5]);
+    result_free(&r);
+}
+
 /* Exit codes as Slurm's srun: the highest, 128+signal; Slurm's error lines. */
 static void test_exit_codes(void **state)
 {
@@ -355,6 +409,9 @@ static void test_steps_shown_and_cancelled(void **state)
         "squeue -h -s -j $SLURM_JOB_ID -o '%i %j %A'; "
         "scontrol show step $SLURM_JOB_ID.0 | head -1 | cut -d' ' -f1; "
         "scancel $SLURM_JOB_ID.0; wait $!; echo rc=$?; "
+        /* the step ends once its nodes have reported, a moment after srun's end */
+        "for i in $(seq 50); do squeue -h -s -j $SLURM_JOB_ID | grep -q . || break; "
+        "sleep 0.1; done; "
         "squeue -h -s -t all -j $SLURM_JOB_ID -o '%i %T'",
         "-N1", ":", "-N2");
     unsigned job = 0;
@@ -537,6 +594,7 @@ int main(void)
         cmocka_unit_test(test_het_group_ranks_and_totals),
         cmocka_unit_test(test_het_group_bound),
         cmocka_unit_test(test_step_ids),
+        cmocka_unit_test(test_disable_hetjob_steps_and_cyclic),
         cmocka_unit_test(test_exit_codes),
         cmocka_unit_test(test_input_and_files),
         cmocka_unit_test(test_interrupts),
