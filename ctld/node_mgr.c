@@ -2,6 +2,7 @@
  * administrators' states, and the counters of what running jobs hold. */
 #include "ctld/ctld.h"
 #include "ctld/node.h"
+#include "ctld/step.h"
 #include "ctld/sched.h"
 
 #include "common/conf.h"
@@ -291,6 +292,7 @@ int node_register(struct ctld *c, const Tessera__NodeRegisterRequest *req,
         log_info("node %s is back", n->name);
     }
     reconcile_lost(c, n, req->running_jobs, req->n_running_jobs);
+    step_node_registered(c, n->name, req->boot_time, req->running_jobs, req->n_running_jobs);
     *kill = calloc(req->n_running_jobs + 1, sizeof(**kill));
     if (!*kill)
         return TS_ENOMEM;

@@ -45,6 +45,12 @@ void step_create_response_clear(Tessera__StepCreateResponse *resp);
 
 /* A node daemon's report that a step ended there. */
 void step_node_ended(struct ctld *c, const Tessera__StepCompleteRequest *msg);
+/* A node daemon registered, started at boot_time, with these jobs still there: steps
+ * begun on it before that start (or in the same second: a daemon cannot take launches
+ * before it has registered) and not listed died with its earlier life (its restart kills
+ * what that life left) and end there as killed. */
+void step_node_registered(struct ctld *c, const char *node, int64_t boot_time,
+                          const uint32_t *running, size_t n);
 /* The unit ended: steps still running end with it (CANCELLED). */
 void step_unit_ended(struct ctld *c, struct job *leader, time_t now);
 

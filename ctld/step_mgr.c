@@ -437,6 +437,48 @@ void step_node_ended(struct ctld *c, const Tessera__StepCompleteRequest *msg)
     }
 }
 
+static int listed(const uint32_t *ids, size_t n, uint32_t id)
+{
+    for (size_t i = 0; i < n; i++)
+        if (ids[i] == id)
+            return 1;
+    return 0;
+}
+
+static int pending_on(const Tessera__StepRecord *r, const char *node)
+{
+    for (size_t i = 0; i < r->n_pending_nodes; i++)
+        if (!strcmp(r->pending_nodes[i], node))
+            return 1;
+    return 0;
+}
+
+void step_node_registered(struct ctld *c, const char *node, int64_t boot_time,
+                          const uint32_t *running, size_t n)
+{
+    for (struct job *j = c->jobs.head; j; j = j->next) {
+        if (j->leader != j || listed(running, n, j->rec->job_id))
+            continue;
+        for (size_t i = 0; i < job_ncomponents(j); i++) {
+            for (struct step *s = job_component(j, i)->steps; s; s = s->next) {
+                const Tessera__StepRecord *r = s->rec;
+                if (r->state != TESSERA__JOB_STATE__JOB_RUNNING || r->start_time > boot_time ||
+                    !pending_on(r, node))
+                    continue;
+                log_warn("step %u.%u: gone from %s (its daemon restarted)", j->rec->job_id,
+                         r->step_id, node);
+                Tessera__StepCompleteRequest lost = TESSERA__STEP_COMPLETE_REQUEST__INIT;
+                lost.job_id = j->rec->job_id;
+                lost.step_id = r->step_id;
+                lost.node = (char *)node;
+                lost.status = SIGKILL; /* a wait status: killed */
+                step_node_ended(c, &lost);
+                break; /* step_node_ended saw every component's record of this step */
+            }
+        }
+    }
+}
+
 void step_unit_ended(struct ctld *c, struct job *leader, time_t now)
 {
     for (size_t i = 0; i < job_ncomponents(leader); i++) {

@@ -189,6 +189,39 @@ static void test_het_group_ranks_and_totals(void **state)
     result_free(&r);
 }
 
+/* SPEC 1.5: "--het-group=0,2 A : --het-group=1 B gives ranks A, B, A": ranks follow the
+ * components' order, whatever the command line's. */
+static void test_rank_order_by_component(void **state)
+{
+    (void)state;
+    struct result r = SALLOC_SH("srun --label --het-group=0,2 sh -c 'echo A' : "
+                                "--het-group=1 sh -c 'echo B'",
+                                "-N1", ":", "-N1", ":", "-N1");
+    expect_ok(&r);
+    expect_line(r.out, "0: A");
+    expect_line(r.out, "1: B");
+    expect_line(r.out, "2: A");
+    assert_int_equal(count_lines(r.out), 3);
+    result_free(&r);
+}
+
+/* Tasks run as the user who ran srun; the launch is authenticated as that user. */
+static void test_runs_as_user(void **state)
+{
+    (void)state;
+    char *out = NULL, *err = NULL;
+    int rc = harness_cmd_as(&cluster, 65534, "srun",
+                            (const char *const[]){"-D", "/tmp", "-n2", "--label", "sh", "-c",
+                                                  "echo $(id -u) $SLURM_JOB_USER", NULL},
+                            &out, &err);
+    if (rc != 0)
+        fail_msg("srun as nobody: exit %d\n%s\n%s", rc, out, err);
+    expect_line(out, "0: 65534 nobody");
+    expect_line(out, "1: 65534 nobody");
+    free(out);
+    free(err);
+}
+
 /* SPEC 1.5's error for a het group beyond the allocation, exit status 1. */
 static void test_het_group_bound(void **state)
 {
@@ -375,6 +408,36 @@ static void test_step_daemon_killed(void **state)
     expect_line(r.out, "rc=1");
     assert_non_null(strstr(r.err, "ended without reporting"));
     result_free(&r);
+}
+
+/* A node daemon killed and restarted under a running step: the new daemon kills what its
+ * earlier life left, the controller ends the step there, srun learns it and ends. */
+static void test_node_daemon_restarted(void **state)
+{
+    (void)state;
+    char log[600];
+    snprintf(log, sizeof(log), "%s/restart.log", outdir);
+    pid_t pid = harness_cmd_spawn(&cluster, "srun",
+                                  (const char *const[]){"-w", "n4", "-n1", "sleep", "60", NULL},
+                                  log);
+    assert_true(pid > 0);
+    for (int i = 0; i < 100; i++) {
+        struct result r = RUN("squeue", "-h", "-s", "-o", "%N");
+        int running = r.out && strstr(r.out, "n4");
+        result_free(&r);
+        if (running)
+            break;
+        usleep(100000);
+    }
+    assert_int_equal(harness_noded_stop(&cluster, 4, SIGKILL) >= 0, 1);
+    assert_int_equal(harness_noded_start(&cluster, 4), 0);
+    int status = harness_wait(pid, 20000);
+    assert_true(WIFEXITED(status));
+    assert_int_not_equal(WEXITSTATUS(status), 0);
+    char *text = harness_read_file(log);
+    assert_non_null(strstr(text, "ended without reporting"));
+    free(text);
+    assert_int_equal(harness_wait_nodes(&cluster, NODES, 15000), 0);
 }
 
 /* srun outside an allocation makes one, runs, and releases it. */
@@ -592,6 +655,8 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_label_over_components),
         cmocka_unit_test(test_het_group_ranks_and_totals),
+        cmocka_unit_test(test_rank_order_by_component),
+        cmocka_unit_test(test_runs_as_user),
         cmocka_unit_test(test_het_group_bound),
         cmocka_unit_test(test_step_ids),
         cmocka_unit_test(test_disable_hetjob_steps_and_cyclic),
@@ -599,6 +664,7 @@ int main(void)
         cmocka_unit_test(test_input_and_files),
         cmocka_unit_test(test_interrupts),
         cmocka_unit_test(test_step_daemon_killed),
+        cmocka_unit_test(test_node_daemon_restarted),
         cmocka_unit_test(test_srun_alone),
         cmocka_unit_test(test_steps_shown_and_cancelled),
         cmocka_unit_test(test_forged_and_replayed_launch),
