@@ -14,6 +14,7 @@
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
+#include <signal.h>
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -68,9 +69,17 @@ static void handle_show_config(struct rpc_request *req, const Tessera__Request *
     loop_timer_add(loop, 100, 0, delayed_reply, req);
 }
 
+/* schedule: held by the handler until the test decides (on the server's thread) */
+static struct rpc_request *held_req;
+static void handle_hold(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    held_req = req;
+}
+
 static const struct rpc_handler handlers[] = {
     {TESSERA__REQUEST__MSG_PING, "ping", handle_ping},
     {TESSERA__REQUEST__MSG_SHOW_CONFIG, "show_config", handle_show_config},
+    {TESSERA__REQUEST__MSG_SCHEDULE, "schedule", handle_hold},
 };
 
 static void *server_thread(void *arg)
@@ -88,7 +97,7 @@ static struct server *server_start(unsigned handshake_ms, size_t max_frame)
     struct rpc_server_config cfg = {.host = "127.0.0.1", .munge_socket = munge.socket,
                                     .uid = geteuid(), .auth_threads = 2,
                                     .handshake_timeout_ms = handshake_ms, .max_frame = max_frame};
-    assert_int_equal(rpc_server_create(s->loop, &cfg, handlers, 2, s->loop, &s->srv), TS_OK);
+    assert_int_equal(rpc_server_create(s->loop, &cfg, handlers, 3, s->loop, &s->srv), TS_OK);
     s->port = rpc_server_port(s->srv);
     assert_true(s->port > 0);
     assert_int_equal(pthread_create(&s->thread, NULL, server_thread, s), 0);
@@ -198,6 +207,140 @@ static void test_delayed_response(void **state)
     }
     assert_int_equal(ping(cli), TS_OK);
     rpc_client_close(cli);
+}
+
+/* ---- a call interrupted by a signal, and one without a deadline ---- */
+
+static volatile sig_atomic_t interrupted;
+static void on_usr1(int sig)
+{
+    (void)sig;
+    interrupted = 1;
+}
+
+static void *send_usr1(void *arg)
+{
+    usleep(30000);
+    pthread_kill(*(pthread_t *)arg, SIGUSR1);
+    return NULL;
+}
+
+static int show_config(struct rpc_client *cli)
+{
+    Tessera__ShowConfigRequest sc = TESSERA__SHOW_CONFIG_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_SHOW_CONFIG;
+    req.show_config = &sc;
+    Tessera__Response *resp = NULL;
+    int err = rpc_client_call(cli, &req, &resp);
+    if (resp)
+        tessera__response__free_unpacked(resp, NULL);
+    return err;
+}
+
+static void test_client_interrupt_and_no_deadline(void **state)
+{
+    struct server *s = *state;
+    struct sigaction sa = {.sa_handler = on_usr1}; /* no SA_RESTART: poll sees EINTR */
+    sigaction(SIGUSR1, &sa, NULL);
+    struct rpc_client *cli = client(s->port);
+    rpc_client_set_interrupt(cli, &interrupted);
+    pthread_t self = pthread_self(), t;
+    interrupted = 0;
+    assert_int_equal(pthread_create(&t, NULL, send_usr1, &self), 0);
+    assert_int_equal(show_config(cli), TS_EINTR); /* answered after 100 ms: too late */
+    pthread_join(t, NULL);
+    assert_int_equal(ping(cli), TS_ECLOSED); /* unusable afterwards */
+    rpc_client_close(cli);
+    signal(SIGUSR1, SIG_DFL);
+
+    /* no deadline: an answer 100 ms later arrives however long it takes */
+    cli = client(s->port);
+    rpc_client_set_timeout(cli, -1);
+    assert_int_equal(show_config(cli), TS_OK);
+    rpc_client_close(cli);
+}
+
+/* ---- whether a held request's peer is still there ---- */
+
+struct alive_check {
+    int done, alive;
+};
+
+static void check_alive(struct loop *loop, void *arg)
+{
+    struct alive_check *ac = arg;
+    ac->alive = rpc_request_peer_alive(held_req);
+    rpc_respond_error(held_req, TS_EINVAL, NULL);
+    held_req = NULL;
+    ac->done = 1;
+}
+
+static int held_peer_alive(struct server *s)
+{
+    for (int i = 0; i < 200 && !__atomic_load_n(&held_req, __ATOMIC_SEQ_CST); i++)
+        usleep(10000);
+    assert_non_null(held_req);
+    struct alive_check ac = {0};
+    assert_int_equal(loop_post(s->loop, check_alive, &ac), TS_OK);
+    for (int i = 0; i < 200 && !__atomic_load_n(&ac.done, __ATOMIC_SEQ_CST); i++)
+        usleep(10000);
+    assert_true(ac.done);
+    return ac.alive;
+}
+
+struct call_args {
+    uint16_t port;
+    int err;
+    int code;
+};
+
+static void *schedule_call(void *arg)
+{
+    struct call_args *a = arg;
+    Tessera__ScheduleRequest sc = TESSERA__SCHEDULE_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_SCHEDULE;
+    req.schedule = &sc;
+    Tessera__Response *resp = NULL;
+    struct rpc_client_config cfg = {.host = "127.0.0.1", .port = a->port,
+                                    .munge_socket = munge.socket, .server_uid = geteuid(),
+                                    .timeout_ms = 5000};
+    struct rpc_client *cli = NULL;
+    if (rpc_client_connect(&cfg, &cli) != TS_OK)
+        return NULL;
+    a->err = rpc_client_call(cli, &req, &resp);
+    if (resp) {
+        a->code = resp->error ? (int)resp->error->code : 0;
+        tessera__response__free_unpacked(resp, NULL);
+    }
+    rpc_client_close(cli);
+    return NULL;
+}
+
+static void test_request_peer_alive(void **state)
+{
+    struct server *s = *state;
+    Tessera__ScheduleRequest sc = TESSERA__SCHEDULE_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_SCHEDULE;
+    req.schedule = &sc;
+    Tessera__Response *resp = NULL;
+    /* a client that gives up (its deadline) and closes: gone */
+    struct rpc_client *cli = client(s->port);
+    rpc_client_set_timeout(cli, 100);
+    assert_int_equal(rpc_client_call(cli, &req, &resp), TS_ETIMEDOUT);
+    rpc_client_close(cli);
+    usleep(50000);
+    assert_false(held_peer_alive(s));
+    /* a client that waits: there, and it gets the answer */
+    struct call_args args = {.port = s->port, .err = -1};
+    pthread_t t;
+    assert_int_equal(pthread_create(&t, NULL, schedule_call, &args), 0);
+    assert_true(held_peer_alive(s));
+    pthread_join(t, NULL);
+    assert_int_equal(args.err, TS_OK);
+    assert_int_equal(args.code, TS_EINVAL);
 }
 
 static void test_unknown_request(void **state)
@@ -656,6 +799,8 @@ int main(void)
         T(test_ping),
         T(test_delayed_response),
         T(test_unknown_request),
+        T(test_client_interrupt_and_no_deadline),
+        T(test_request_peer_alive),
         cmocka_unit_test(test_client_to_nowhere),
         T(test_client_wrong_server_uid),
         T(test_oversized_frame),

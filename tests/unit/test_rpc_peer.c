@@ -49,11 +49,13 @@ static void handle_slow(struct rpc_request *req, const Tessera__Request *msg, vo
     loop_timer_add(arg, 200, 0, late_reply, req);
 }
 
-/* schedule: never answered (the request is dropped when the server goes) */
-static struct rpc_request *held;
+/* schedule: never answered (the requests are dropped when the server goes) */
+static struct rpc_request *held[8];
+static size_t nheld;
 static void handle_never(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
-    held = req;
+    assert_true(nheld < 8);
+    held[nheld++] = req;
 }
 
 static const struct rpc_handler handlers[] = {
@@ -87,10 +89,9 @@ static void server_stop(struct server *s)
     loop_stop(s->loop);
     pthread_join(s->thread, NULL);
     rpc_server_destroy(s->srv);
-    if (held) { /* its connection is gone: the answer goes nowhere */
-        assert_int_equal(rpc_respond_error(held, TS_ESHUTDOWN, NULL), TS_ECLOSED);
-        held = NULL;
-    }
+    for (size_t i = 0; i < nheld; i++) /* its connection is gone: the answer goes nowhere */
+        assert_int_equal(rpc_respond_error(held[i], TS_ESHUTDOWN, NULL), TS_ECLOSED);
+    nheld = 0;
     for (int i = 0; i < 5; i++)
         loop_run_once(s->loop, 0);
     loop_destroy(s->loop);
@@ -116,7 +117,8 @@ static void record(void *arg, int err, const Tessera__Response *resp)
     o->order = ++completions;
 }
 
-static void call(struct rpc_peer *p, Tessera__Request__MsgCase kind, struct outcome *o)
+static void call_as(struct rpc_peer *p, Tessera__Request__MsgCase kind, struct outcome *o,
+                    int hold)
 {
     static Tessera__PingRequest ping = TESSERA__PING_REQUEST__INIT;
     static Tessera__ShowConfigRequest sc = TESSERA__SHOW_CONFIG_REQUEST__INIT;
@@ -130,8 +132,14 @@ static void call(struct rpc_peer *p, Tessera__Request__MsgCase kind, struct outc
     else
         req.schedule = &sched;
     memset(o, 0, sizeof(*o));
-    assert_int_equal(rpc_peer_call(p, &req, record, o), TS_OK);
+    int err = hold ? rpc_peer_call_held(p, &req, record, o) : rpc_peer_call(p, &req, record, o);
+    assert_int_equal(err, TS_OK);
     assert_false(o->done); /* never from within the call */
+}
+
+static void call(struct rpc_peer *p, Tessera__Request__MsgCase kind, struct outcome *o)
+{
+    call_as(p, kind, o, 0);
 }
 
 static void run_until(struct loop *loop, const struct outcome *o, int ms)
@@ -233,6 +241,33 @@ static void test_timeout(void **state)
     server_stop(s);
 }
 
+/* A held call has no deadline: it waits while others come and go; a call behind it still
+ * times out on its own deadline (which drops the connection, the held one with it). */
+static void test_held_call(void **state)
+{
+    struct server *s = server_start(0);
+    struct loop *loop = loop_create();
+    struct rpc_peer *p = peer(loop, s->port, geteuid(), 300);
+    struct outcome waiting, a;
+    call_as(p, TESSERA__REQUEST__MSG_SCHEDULE, &waiting, 1);
+    call(p, TESSERA__REQUEST__MSG_PING, &a);
+    run_until(loop, &a, 3000);
+    assert_int_equal(a.err, TS_OK);
+    for (int i = 0; i < 80; i++) /* well past the 300 ms deadline of ordinary calls */
+        loop_run_once(loop, 10);
+    assert_false(waiting.done);
+    assert_true(rpc_peer_is_up(p));
+    struct outcome late;
+    call(p, TESSERA__REQUEST__MSG_SCHEDULE, &late); /* never answered, and not held */
+    run_until(loop, &late, 3000);
+    assert_int_equal(late.err, TS_ETIMEDOUT);
+    run_until(loop, &waiting, 1000);
+    assert_int_equal(waiting.err, TS_ETIMEDOUT);
+    rpc_peer_destroy(p);
+    loop_destroy(loop);
+    server_stop(s);
+}
+
 static void test_server_goes_away(void **state)
 {
     struct server *s = server_start(0);
@@ -309,6 +344,7 @@ int main(void)
         cmocka_unit_test(test_nobody_listening_then_reconnect),
         cmocka_unit_test(test_refused_for_another_uid),
         cmocka_unit_test(test_timeout),
+        cmocka_unit_test(test_held_call),
         cmocka_unit_test(test_server_goes_away),
         cmocka_unit_test(test_destroy),
     };
