@@ -50,6 +50,7 @@
  */
 #include "common/jobenv.h"
 
+#include "common/envbuf.h"
 #include "common/errors.h"
 #include "common/hashmap.h"
 #include "common/hostlist.h"
@@ -560,62 +561,20 @@ static int is_owned(const char *name, size_t len, int salloc)
  * place (Slurm's env_array_merge)
  * ------------------------------------------------------------------------------------ */
 
-struct envbuf {
-    char **v;
-    size_t n, cap;
-    struct hashmap *index; /* name -> slot + 1 */
-    int oom;
+/* The environment being built, and which owned names apply. */
+struct outenv {
+    struct envbuf b;
     int salloc;            /* the owned names of salloc's context */
     int keep_owned;        /* jobenv_exported: the allocation's variables are right */
 };
 
-static void env_put(struct envbuf *e, const char *name, size_t nlen, const char *value)
-{
-    if (e->oom)
-        return;
-    size_t vlen = strlen(value);
-    char *s = malloc(nlen + vlen + 2);
-    if (!s) {
-        e->oom = 1;
-        return;
-    }
-    memcpy(s, name, nlen);
-    s[nlen] = '=';
-    memcpy(s + nlen + 1, value, vlen + 1);
-
-    uintptr_t slot = (uintptr_t)hashmap_get(e->index, name, nlen);
-    if (slot) {
-        free(e->v[slot - 1]);
-        e->v[slot - 1] = s;
-        return;
-    }
-    if (e->n + 2 > e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 64;
-        char **v = realloc(e->v, cap * sizeof(*v));
-        if (!v) {
-            free(s);
-            e->oom = 1;
-            return;
-        }
-        e->v = v;
-        e->cap = cap;
-    }
-    if (hashmap_put(e->index, name, nlen, (void *)(uintptr_t)(e->n + 1)) != TS_OK) {
-        free(s);
-        e->oom = 1;
-        return;
-    }
-    e->v[e->n++] = s;
-    e->v[e->n] = NULL;
-}
-
 /* A submitter's "NAME=value" entry, unless it is malformed or an owned name. */
-static void env_put_entry(struct envbuf *e, const char *entry)
+static void env_put_entry(struct outenv *e, const char *entry)
 {
     const char *eq = entry ? strchr(entry, '=') : NULL;
     if (!eq || eq == entry || (!e->keep_owned && is_owned(entry, (size_t)(eq - entry), e->salloc)))
         return;
-    env_put(e, entry, (size_t)(eq - entry), eq + 1);
+    envbuf_put(&e->b, entry, (size_t)(eq - entry), eq + 1);
 }
 
 /* ------------------------------------------------------------------------------------
@@ -633,13 +592,13 @@ static const char *env_lookup(const Tessera__JobDesc *d, const char *name, size_
     return found;
 }
 
-static void export_all(struct envbuf *e, const Tessera__JobDesc *d)
+static void export_all(struct outenv *e, const Tessera__JobDesc *d)
 {
     for (size_t i = 0; i < d->n_environment; i++)
         env_put_entry(e, d->environment[i]);
 }
 
-static void export_slurm(struct envbuf *e, const Tessera__JobDesc *d)
+static void export_slurm(struct outenv *e, const Tessera__JobDesc *d)
 {
     for (size_t i = 0; i < d->n_environment; i++)
         if (d->environment[i] && strncmp(d->environment[i], "SLURM_", 6) == 0)
@@ -647,7 +606,7 @@ static void export_slurm(struct envbuf *e, const Tessera__JobDesc *d)
 }
 
 /* One item of an --export list: "ALL", "NAME=value" or "NAME". */
-static void export_item(struct envbuf *e, const Tessera__JobDesc *d, const char *tok,
+static void export_item(struct outenv *e, const Tessera__JobDesc *d, const char *tok,
                         size_t len)
 {
     if (len == 0)
@@ -658,7 +617,7 @@ static void export_item(struct envbuf *e, const Tessera__JobDesc *d, const char 
     }
     char *item = strndup(tok, len);
     if (!item) {
-        e->oom = 1;
+        e->b.oom = 1;
         return;
     }
     if (strchr(item, '=')) {
@@ -676,7 +635,7 @@ static void export_item(struct envbuf *e, const Tessera__JobDesc *d, const char 
  * NAME=value in that order, followed by the SLURM_* variables. Commas inside quotes do not
  * split, and quotes around a whole item are removed ('FOO=a,b'). NIL is Slurm 23.02's
  * NONE-without-login-environment, which is what NONE is here anyway. */
-static void export_env(struct envbuf *e, const Tessera__JobDesc *d)
+static void export_env(struct outenv *e, const Tessera__JobDesc *d)
 {
     const char *x = d->export_env;
     if (!nonempty(x) || strcasecmp(x, "ALL") == 0) {
@@ -713,7 +672,7 @@ static void export_env(struct envbuf *e, const Tessera__JobDesc *d)
  * Putting it together
  * ------------------------------------------------------------------------------------ */
 
-static void put_var(struct envbuf *e, const struct state *st, const struct envvar *v,
+static void put_var(struct outenv *e, const struct state *st, const struct envvar *v,
                     size_t comp, const char *tag)
 {
     char buf[32], name[128];
@@ -721,12 +680,12 @@ static void put_var(struct envbuf *e, const struct state *st, const struct envva
     if (!value)
         return;
     if (!tag) {
-        env_put(e, v->name, strlen(v->name), value);
+        envbuf_put(&e->b, v->name, strlen(v->name), value);
         return;
     }
     int w = snprintf(name, sizeof(name), "%s_%s_GROUP_%zu", v->name, tag, comp);
     if (w > 0 && (size_t)w < sizeof(name)) /* always: the table's names are short */
-        env_put(e, name, (size_t)w, value);
+        envbuf_put(&e->b, name, (size_t)w, value);
 }
 
 /* Whether row v is set unsuffixed. SPEC 1.5: in salloc's context a het job has only the
@@ -743,7 +702,7 @@ static int unsuffixed(const struct state *st, const struct envvar *v)
 }
 
 /* salloc of a het job: SLURM_NTASKS is the sum when every component gave a count. */
-static void put_total_tasks(struct envbuf *e, const struct state *st)
+static void put_total_tasks(struct outenv *e, const struct state *st)
 {
     uint64_t total = 0;
     for (size_t c = 0; c < st->n; c++) {
@@ -752,10 +711,10 @@ static void put_total_tasks(struct envbuf *e, const struct state *st)
         total += st->comps[c].desc->ntasks;
     }
     char buf[32];
-    env_put(e, "SLURM_NTASKS", strlen("SLURM_NTASKS"), fmt_u64(buf, sizeof(buf), total));
+    envbuf_put(&e->b, "SLURM_NTASKS", strlen("SLURM_NTASKS"), fmt_u64(buf, sizeof(buf), total));
 }
 
-static void put_computed(struct envbuf *e, const struct state *st)
+static void put_computed(struct outenv *e, const struct state *st)
 {
     for (size_t i = 0; i < NVARS; i++)
         if (unsuffixed(st, &vars[i]))
@@ -782,16 +741,17 @@ static char **build(const Tessera__JobRecord *const *components, size_t n, char 
 {
     static const struct jobenv_context no_ctx = {NULL, NULL, NULL};
     struct state st = {.ctx = ctx ? ctx : &no_ctx, .n = n, .salloc = envp != NULL};
-    struct envbuf e = {.salloc = envp != NULL};
+    struct outenv e = {.salloc = envp != NULL};
+    char **env = NULL;
 
     if (!components || n == 0 || !components[0])
         return NULL;
     st.het = n > 1 || components[0]->het_job_id != 0;
-    if (!(st.comps = calloc(n, sizeof(*st.comps))) || !(e.index = hashmap_create()))
-        goto fail;
+    if (!(st.comps = calloc(n, sizeof(*st.comps))) || envbuf_init(&e.b) != TS_OK)
+        goto out;
     for (size_t i = 0; i < n; i++)
         if (!components[i] || comp_init(&st.comps[i], components[i]) != TS_OK)
-            goto fail; /* comp_fini below frees what it got: the array starts zeroed */
+            goto out; /* comp_fini below frees what it got: the array starts zeroed */
     find_batch_node(&st);
 
     if (envp)
@@ -800,28 +760,13 @@ static char **build(const Tessera__JobRecord *const *components, size_t n, char 
     else
         export_env(&e, st.comps[0].desc);
     put_computed(&e, &st);
-    if (e.oom)
-        goto fail;
-    if (!e.v && !(e.v = calloc(1, sizeof(*e.v))))
-        goto fail;
-
-    for (size_t i = 0; i < n; i++)
-        comp_fini(&st.comps[i]);
-    free(st.comps);
-    hashmap_destroy(e.index);
-    return e.v;
-
-fail:
+    env = envbuf_take(&e.b);
+out:
     for (size_t i = 0; i < n && st.comps; i++)
         comp_fini(&st.comps[i]);
     free(st.comps);
-    hashmap_destroy(e.index);
-    if (e.v) {
-        for (size_t i = 0; i < e.n; i++)
-            free(e.v[i]);
-        free(e.v);
-    }
-    return NULL;
+    envbuf_release(&e.b);
+    return env;
 }
 
 char **jobenv_batch(const Tessera__JobRecord *const *components, size_t n,
@@ -832,20 +777,11 @@ char **jobenv_batch(const Tessera__JobRecord *const *components, size_t n,
 
 char **jobenv_exported(const Tessera__JobDesc *d)
 {
-    struct envbuf e = {.keep_owned = 1};
-    if (!(e.index = hashmap_create()))
+    struct outenv e = {.keep_owned = 1};
+    if (envbuf_init(&e.b) != TS_OK)
         return NULL;
     export_env(&e, d);
-    hashmap_destroy(e.index);
-    if (!e.oom && !e.v && !(e.v = calloc(1, sizeof(*e.v))))
-        e.oom = 1;
-    if (e.oom) {
-        for (size_t i = 0; i < e.n; i++)
-            free(e.v[i]);
-        free(e.v);
-        return NULL;
-    }
-    return e.v;
+    return envbuf_take(&e.b);
 }
 
 char **jobenv_salloc(const Tessera__JobRecord *const *components, size_t n, char *const *envp,

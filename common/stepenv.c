@@ -50,6 +50,7 @@
  */
 #include "common/stepenv.h"
 
+#include "common/envbuf.h"
 #include "common/errors.h"
 #include "common/hashmap.h"
 #include "common/jobenv.h"
@@ -378,70 +379,6 @@ static int is_owned(const char *name, size_t len)
     return 0;
 }
 
-/* ------------------------------------------------------------------------------------
- * The output array: names unique, a later value for a name replaces the earlier one in
- * place (as common/jobenv.c does)
- * ------------------------------------------------------------------------------------ */
-
-struct envbuf {
-    char **v;
-    size_t n, cap;
-    struct hashmap *index; /* name -> slot + 1 */
-    int oom;
-};
-
-static void env_put(struct envbuf *e, const char *name, size_t nlen, const char *value)
-{
-    if (e->oom)
-        return;
-    size_t vlen = strlen(value);
-    char *s = malloc(nlen + vlen + 2);
-    if (!s) {
-        e->oom = 1;
-        return;
-    }
-    memcpy(s, name, nlen);
-    s[nlen] = '=';
-    memcpy(s + nlen + 1, value, vlen + 1);
-
-    uintptr_t slot = (uintptr_t)hashmap_get(e->index, name, nlen);
-    if (slot) {
-        free(e->v[slot - 1]);
-        e->v[slot - 1] = s;
-        return;
-    }
-    if (e->n + 2 > e->cap) {
-        size_t cap = e->cap ? e->cap * 2 : 64;
-        char **v = realloc(e->v, cap * sizeof(*v));
-        if (!v) {
-            free(s);
-            e->oom = 1;
-            return;
-        }
-        e->v = v;
-        e->cap = cap;
-    }
-    if (hashmap_put(e->index, name, nlen, (void *)(uintptr_t)(e->n + 1)) != TS_OK) {
-        free(s);
-        e->oom = 1;
-        return;
-    }
-    e->v[e->n++] = s;
-    e->v[e->n] = NULL;
-}
-
-static void env_release(struct envbuf *e)
-{
-    for (size_t i = 0; e->v && i < e->n; i++)
-        free(e->v[i]);
-    free(e->v);
-    hashmap_destroy(e->index);
-}
-
-/* ------------------------------------------------------------------------------------
- * Putting it together
- * ------------------------------------------------------------------------------------ */
-
 static void put_table(struct envbuf *e, const struct state *st, const struct envvar *t,
                       size_t n)
 {
@@ -449,7 +386,7 @@ static void put_table(struct envbuf *e, const struct state *st, const struct env
     for (size_t i = 0; i < n; i++) {
         const char *value = t[i].value(st, buf, sizeof(buf));
         if (value)
-            env_put(e, t[i].name, strlen(t[i].name), value);
+            envbuf_put(e, t[i].name, strlen(t[i].name), value);
     }
 }
 
@@ -466,7 +403,7 @@ static void put_components(struct envbuf *e, const Tessera__StepLayout *l)
                 int w = snprintf(name, sizeof(name), "%s_%s_GROUP_%" PRIu32, per_comp[i].name,
                                  tags[t], l->components[c]->offset);
                 if (w > 0 && (size_t)w < sizeof(name)) /* always: the names are short */
-                    env_put(e, name, (size_t)w, value);
+                    envbuf_put(e, name, (size_t)w, value);
             }
 }
 
@@ -486,13 +423,13 @@ static void merge(struct envbuf *out, char *const *base, const struct envbuf *co
         if (!eq || eq == base[i])
             continue;
         size_t nlen = (size_t)(eq - base[i]);
-        if (!is_owned(base[i], nlen) && !hashmap_get(computed->index, base[i], nlen))
-            env_put(out, base[i], nlen, eq + 1);
+        if (!is_owned(base[i], nlen) && !envbuf_has(computed, base[i], nlen))
+            envbuf_put(out, base[i], nlen, eq + 1);
     }
     for (size_t i = 0; i < computed->n; i++) {
         const char *s = computed->v[i];
         const char *eq = strchr(s, '=');
-        env_put(out, s, (size_t)(eq - s), eq + 1);
+        envbuf_put(out, s, (size_t)(eq - s), eq + 1);
     }
 }
 
@@ -503,22 +440,18 @@ char **stepenv_task(const Tessera__StepLayout *l, const struct stepenv_task *t,
     struct envbuf computed = {0}, result = {0};
     char **env = NULL;
 
-    if (state_init(&st, l, t) != TS_OK || !(computed.index = hashmap_create()) ||
-        !(result.index = hashmap_create()))
+    if (state_init(&st, l, t) != TS_OK || envbuf_init(&computed) != TS_OK ||
+        envbuf_init(&result) != TS_OK)
         goto out;
     put_computed(&computed, &st);
     if (computed.oom)
         goto out;
     merge(&result, base_env, &computed);
-    if (result.oom || (!result.v && !(result.v = calloc(1, sizeof(*result.v)))))
-        goto out;
-    env = result.v; /* handed over: env_release below frees the rest */
-    result.v = NULL;
-    result.n = 0;
+    env = envbuf_take(&result);
 out:
     state_fini(&st);
-    env_release(&computed);
-    env_release(&result);
+    envbuf_release(&computed);
+    envbuf_release(&result);
     return env;
 }
 

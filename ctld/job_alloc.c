@@ -271,21 +271,6 @@ void ctld_handle_alloc_wait(struct rpc_request *req, const Tessera__Request *msg
         w->timer = loop_timer_add(c->loop, aw->timeout_ms, 0, waiter_timeout, w);
 }
 
-/* The reply to a JobFinish, after the end is durable. */
-static void finish_committed(void *arg, int err)
-{
-    struct rpc_request *req = arg;
-    if (err) {
-        rpc_respond_error(req, err, NULL);
-        return;
-    }
-    Tessera__Empty empty = TESSERA__EMPTY__INIT;
-    Tessera__Response resp = TESSERA__RESPONSE__INIT;
-    resp.msg_case = TESSERA__RESPONSE__MSG_JOB_FINISH;
-    resp.job_finish = &empty;
-    rpc_respond(req, &resp);
-}
-
 void ctld_handle_job_finish(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct ctld *c = arg;
@@ -312,6 +297,5 @@ void ctld_handle_job_finish(struct rpc_request *req, const Tessera__Request *msg
                                  : TESSERA__JOB_STATE__JOB_FAILED,
                               status);
     }
-    if (store_after_commit(c->store, finish_committed, req) != TS_OK)
-        rpc_respond_error(req, TS_ENOMEM, NULL);
+    ctld_respond_after_commit(c, req, TESSERA__RESPONSE__MSG_JOB_FINISH);
 }

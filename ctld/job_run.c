@@ -67,30 +67,10 @@ int job_unit_eligible(struct ctld *c, struct job *leader, time_t now)
 /* ------------------------------------------------------------------------------------ */
 /* messages to node daemons */
 
-struct signal_call {
-    struct ctld *c;
-    char node[256];
-};
-
-static void signal_answered(void *arg, int err, const Tessera__Response *resp)
-{
-    struct signal_call *sc = arg;
-    if (err && err != TS_ESHUTDOWN)
-        log_warn("node %s: signal not delivered: %s", sc->node, ts_strerror(err));
-    free(sc);
-}
-
 /* Best effort: a node that does not answer is dealt with by its time-out. */
 static void signal_node(struct ctld *c, const char *name, uint32_t job_id, int signo,
                         int terminate)
 {
-    struct node *n = node_find(c, name);
-    struct rpc_peer *peer = n && !n->down ? node_peer(c, n) : NULL;
-    struct signal_call *sc = peer ? calloc(1, sizeof(*sc)) : NULL;
-    if (!sc)
-        return;
-    sc->c = c;
-    snprintf(sc->node, sizeof(sc->node), "%s", name);
     Tessera__JobSignalRequest sig = TESSERA__JOB_SIGNAL_REQUEST__INIT;
     sig.job_id = job_id;
     sig.signal = (uint32_t)signo;
@@ -99,8 +79,7 @@ static void signal_node(struct ctld *c, const char *name, uint32_t job_id, int s
     Tessera__Request req = TESSERA__REQUEST__INIT;
     req.msg_case = TESSERA__REQUEST__MSG_JOB_SIGNAL;
     req.job_signal = &sig;
-    if (rpc_peer_call(peer, &req, signal_answered, sc) != TS_OK)
-        free(sc);
+    node_send(c, name, &req, "signal");
 }
 
 /* Signal every node of the unit that may run its processes (the batch host, and the

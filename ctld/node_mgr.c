@@ -429,3 +429,32 @@ int node_update(struct ctld *c, const Tessera__NodeUpdateRequest *req, uid_t uid
     sched_trigger(c, SCHED_TRIGGER_NODE);
     return err;
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* best-effort messages to node daemons */
+
+struct send_call {
+    char node[256];
+    const char *what;
+};
+
+static void send_answered(void *arg, int err, const Tessera__Response *resp)
+{
+    struct send_call *sc = arg;
+    if (err && err != TS_ESHUTDOWN)
+        log_warn("node %s: %s not delivered: %s", sc->node, sc->what, ts_strerror(err));
+    free(sc);
+}
+
+void node_send(struct ctld *c, const char *name, const Tessera__Request *req, const char *what)
+{
+    struct node *n = node_find(c, name);
+    struct rpc_peer *peer = n && !n->down ? node_peer(c, n) : NULL;
+    struct send_call *sc = peer ? calloc(1, sizeof(*sc)) : NULL;
+    if (!sc)
+        return;
+    snprintf(sc->node, sizeof(sc->node), "%s", name);
+    sc->what = what;
+    if (rpc_peer_call(peer, req, send_answered, sc) != TS_OK)
+        free(sc);
+}

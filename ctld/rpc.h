@@ -5,6 +5,13 @@
 
 #include "common/rpc_server.h"
 
+struct ctld;
+
+/* Answer req with an empty response of kind once the changes queued so far are durable
+ * (an error if the commit fails). */
+void ctld_respond_after_commit(struct ctld *c, struct rpc_request *req,
+                               Tessera__Response__MsgCase kind);
+
 void ctld_handle_submit(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_job_query(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_job_action(struct rpc_request *req, const Tessera__Request *msg, void *arg);

@@ -27,6 +27,8 @@ static void respond_empty(struct rpc_request *req, Tessera__Response__MsgCase ki
     case TESSERA__RESPONSE__MSG_JOB_COMPLETE: resp.job_complete = &empty; break;
     case TESSERA__RESPONSE__MSG_NODE_UPDATE: resp.node_update = &empty; break;
     case TESSERA__RESPONSE__MSG_RECONFIGURE: resp.reconfigure = &empty; break;
+    case TESSERA__RESPONSE__MSG_JOB_FINISH: resp.job_finish = &empty; break;
+    case TESSERA__RESPONSE__MSG_STEP_COMPLETE: resp.step_complete = &empty; break;
     default: resp.schedule = &empty; break;
     }
     rpc_respond(req, &resp);
@@ -68,8 +70,8 @@ static void deferred_committed(void *arg, int err)
     free(d);
 }
 
-static void respond_after_commit(struct ctld *c, struct rpc_request *req,
-                                 Tessera__Response__MsgCase kind)
+void ctld_respond_after_commit(struct ctld *c, struct rpc_request *req,
+                               Tessera__Response__MsgCase kind)
 {
     struct deferred *d = calloc(1, sizeof(*d));
     if (!d) {
@@ -126,7 +128,7 @@ void ctld_handle_job_complete(struct rpc_request *req, const Tessera__Request *m
         return;
     job_batch_ended(c, msg->job_complete);
     /* acknowledged once the end is durable: the daemon forgets it then */
-    respond_after_commit(c, req, TESSERA__RESPONSE__MSG_JOB_COMPLETE);
+    ctld_respond_after_commit(c, req, TESSERA__RESPONSE__MSG_JOB_COMPLETE);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -228,7 +230,7 @@ void ctld_handle_node_update(struct rpc_request *req, const Tessera__Request *ms
     if (err)
         rpc_respond_error(req, err, why[0] ? why : NULL);
     else
-        respond_after_commit(c, req, TESSERA__RESPONSE__MSG_NODE_UPDATE);
+        ctld_respond_after_commit(c, req, TESSERA__RESPONSE__MSG_NODE_UPDATE);
 }
 
 void ctld_handle_sched_stats(struct rpc_request *req, const Tessera__Request *msg, void *arg)

@@ -56,20 +56,6 @@ void ctld_handle_step_create(struct rpc_request *req, const Tessera__Request *ms
     free(cr);
 }
 
-static void complete_committed(void *arg, int err)
-{
-    struct rpc_request *req = arg;
-    if (err) {
-        rpc_respond_error(req, err, NULL);
-        return;
-    }
-    Tessera__Empty empty = TESSERA__EMPTY__INIT;
-    Tessera__Response resp = TESSERA__RESPONSE__INIT;
-    resp.msg_case = TESSERA__RESPONSE__MSG_STEP_COMPLETE;
-    resp.step_complete = &empty;
-    rpc_respond(req, &resp);
-}
-
 void ctld_handle_step_complete(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct ctld *c = arg;
@@ -82,8 +68,7 @@ void ctld_handle_step_complete(struct rpc_request *req, const Tessera__Request *
     }
     step_node_ended(c, msg->step_complete);
     /* acknowledged once durable: the daemon forgets the report then */
-    if (store_after_commit(c->store, complete_committed, req) != TS_OK)
-        rpc_respond_error(req, TS_ENOMEM, NULL);
+    ctld_respond_after_commit(c, req, TESSERA__RESPONSE__MSG_STEP_COMPLETE);
 }
 
 void ctld_handle_step_query(struct rpc_request *req, const Tessera__Request *msg, void *arg)

@@ -496,27 +496,9 @@ void step_unit_ended(struct ctld *c, struct job *leader, time_t now)
 /* ------------------------------------------------------------------------------------ */
 /* signals */
 
-struct signal_call {
-    char node[256];
-};
-
-static void signal_answered(void *arg, int err, const Tessera__Response *resp)
-{
-    struct signal_call *sc = arg;
-    if (err && err != TS_ESHUTDOWN)
-        log_warn("node %s: step signal not delivered: %s", sc->node, ts_strerror(err));
-    free(sc);
-}
-
 static void signal_node(struct ctld *c, const char *name, uint32_t job_id, uint32_t step_id,
                         int signo, int terminate)
 {
-    struct node *n = node_find(c, name);
-    struct rpc_peer *peer = n && !n->down ? node_peer(c, n) : NULL;
-    struct signal_call *sc = peer ? calloc(1, sizeof(*sc)) : NULL;
-    if (!sc)
-        return;
-    snprintf(sc->node, sizeof(sc->node), "%s", name);
     Tessera__StepSignalRequest sig = TESSERA__STEP_SIGNAL_REQUEST__INIT;
     sig.job_id = job_id;
     sig.step_id = step_id;
@@ -526,8 +508,7 @@ static void signal_node(struct ctld *c, const char *name, uint32_t job_id, uint3
     Tessera__Request req = TESSERA__REQUEST__INIT;
     req.msg_case = TESSERA__REQUEST__MSG_STEP_SIGNAL;
     req.step_signal = &sig;
-    if (rpc_peer_call(peer, &req, signal_answered, sc) != TS_OK)
-        free(sc);
+    node_send(c, name, &req, "step signal");
 }
 
 static void signal_step(struct ctld *c, const Tessera__StepRecord *r, uint32_t leader_id,

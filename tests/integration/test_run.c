@@ -22,6 +22,8 @@
 
 #include <cmocka.h>
 
+#include "cmdcheck.h"
+
 #define NODES 4
 
 static struct harness_cluster cluster;
@@ -62,25 +64,6 @@ static int group_teardown(void **state)
 
 /* ------------------------------------------------------------------------------------ */
 
-struct result {
-    int rc;
-    char *out, *err;
-};
-
-static struct result run(const char *cmd, const char *const args[])
-{
-    struct result r = {0};
-    r.rc = harness_cmd(&cluster, cmd, args, &r.out, &r.err);
-    return r;
-}
-#define RUN(cmd, ...) run(cmd, (const char *const[]){__VA_ARGS__, NULL})
-
-static void result_free(struct result *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
 static unsigned submit(const char *const args[])
 {
     const char *full[40] = {"--parsable", "-D", outdir};
@@ -88,7 +71,7 @@ static unsigned submit(const char *const args[])
     for (size_t i = 0; args[i] && n < 39; i++)
         full[n++] = args[i];
     full[n] = NULL;
-    struct result r = run("sbatch", full);
+    struct result r = cmdcheck_run(&cluster, "sbatch", full);
     if (r.rc != 0)
         fail_msg("sbatch failed (%d): %s", r.rc, r.err);
     unsigned id = (unsigned)strtoul(r.out, NULL, 10);
@@ -96,34 +79,6 @@ static unsigned submit(const char *const args[])
     return id;
 }
 #define SUBMIT(...) submit((const char *const[]){__VA_ARGS__, NULL})
-
-/* "squeue -h -t all -o FORMAT -j ID" */
-static char *query(unsigned id, const char *format)
-{
-    char sid[16];
-    snprintf(sid, sizeof(sid), "%u", id);
-    struct result r = RUN("squeue", "-h", "-t", "all", "-o", format, "-j", sid);
-    if (r.rc != 0)
-        fail_msg("squeue failed: %s", r.err);
-    free(r.err);
-    return r.out;
-}
-
-/* Wait until "squeue -o FORMAT -j ID" prints want (up to seconds). */
-static void wait_for(unsigned id, const char *format, const char *want, int seconds)
-{
-    char *got = NULL;
-    for (int i = 0; i < seconds * 10; i++) {
-        free(got);
-        got = query(id, format);
-        if (!strcmp(got, want)) {
-            free(got);
-            return;
-        }
-        usleep(100000);
-    }
-    fail_msg("job %u: squeue -o '%s' printed '%s', waited for '%s'", id, format, got, want);
-}
 
 static char *show_field(unsigned id, const char *key)
 {

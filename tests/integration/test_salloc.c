@@ -19,6 +19,8 @@
 
 #include <cmocka.h>
 
+#include "cmdcheck.h"
+
 #define NODES 4
 
 static struct harness_cluster cluster;
@@ -56,62 +58,6 @@ static int group_teardown(void **state)
 
 /* ------------------------------------------------------------------------------------ */
 
-struct result {
-    int rc;
-    char *out, *err;
-};
-
-static struct result run(const char *cmd, const char *const args[])
-{
-    struct result r = {0};
-    r.rc = harness_cmd(&cluster, cmd, args, &r.out, &r.err);
-    return r;
-}
-#define RUN(cmd, ...) run(cmd, (const char *const[]){__VA_ARGS__, NULL})
-
-static void result_free(struct result *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
-static int has_line(const char *text, const char *line)
-{
-    size_t len = strlen(line);
-    for (const char *p = text; p && *p;) {
-        if (!strncmp(p, line, len) && (p[len] == '\n' || p[len] == '\0'))
-            return 1;
-        p = strchr(p, '\n');
-        if (p)
-            p++;
-    }
-    return 0;
-}
-
-static int has_prefix_line(const char *text, const char *prefix)
-{
-    size_t len = strlen(prefix);
-    for (const char *p = text; p && *p;) {
-        if (!strncmp(p, prefix, len))
-            return 1;
-        p = strchr(p, '\n');
-        if (p)
-            p++;
-    }
-    return 0;
-}
-
-static void expect_line(const char *text, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    if (!has_line(text, line))
-        fail_msg("missing line '%s' in:\n%s", line, text);
-}
-
 /* The id in "salloc: Granted job allocation N" (or Pending). */
 static unsigned allocation_id(const char *err, const char *what)
 {
@@ -121,32 +67,6 @@ static unsigned allocation_id(const char *err, const char *what)
     if (!p)
         fail_msg("no '%s' in:\n%s", pat, err ? err : "(null)");
     return (unsigned)strtoul(p + strlen(pat), NULL, 10);
-}
-
-static char *query(const char *id, const char *format)
-{
-    struct result r = RUN("squeue", "-h", "-t", "all", "-o", format, "-j", id);
-    if (r.rc != 0)
-        fail_msg("squeue failed: %s", r.err);
-    free(r.err);
-    return r.out;
-}
-
-static void wait_for(unsigned id, const char *format, const char *want, int seconds)
-{
-    char sid[16];
-    snprintf(sid, sizeof(sid), "%u", id);
-    char *got = NULL;
-    for (int i = 0; i < seconds * 10; i++) {
-        free(got);
-        got = query(sid, format);
-        if (!strcmp(got, want)) {
-            free(got);
-            return;
-        }
-        usleep(100000);
-    }
-    fail_msg("job %u: squeue -o '%s' printed '%s', waited for '%s'", id, format, got, want);
 }
 
 /* The one pending job's id, once there is one. */
@@ -382,9 +302,7 @@ static void test_runs_as_user(void **state)
     unsigned id = allocation_id(err, "Granted");
     free(out);
     free(err);
-    char sid[16];
-    snprintf(sid, sizeof(sid), "%u", id);
-    char *u = query(sid, "%u %T");
+    char *u = query(id, "%u %T");
     assert_string_equal(u, "nobody COMPLETED\n");
     free(u);
 }

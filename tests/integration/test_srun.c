@@ -23,6 +23,8 @@
 
 #include <cmocka.h>
 
+#include "cmdcheck.h"
+
 #define NODES 4
 
 static struct harness_cluster cluster;
@@ -61,63 +63,6 @@ static int group_teardown(void **state)
 
 /* ------------------------------------------------------------------------------------ */
 
-struct result {
-    int rc;
-    char *out, *err;
-};
-
-static struct result run(const char *cmd, const char *const args[])
-{
-    struct result r = {0};
-    r.rc = harness_cmd(&cluster, cmd, args, &r.out, &r.err);
-    return r;
-}
-#define RUN(cmd, ...) run(cmd, (const char *const[]){__VA_ARGS__, NULL})
-
-static void result_free(struct result *r)
-{
-    free(r->out);
-    free(r->err);
-}
-
-static int count_lines(const char *text)
-{
-    int n = 0;
-    for (const char *p = text; p && *p; p++)
-        n += *p == '\n';
-    return n;
-}
-
-static int has_line(const char *text, const char *line)
-{
-    size_t len = strlen(line);
-    for (const char *p = text; p && *p;) {
-        if (!strncmp(p, line, len) && (p[len] == '\n' || p[len] == '\0'))
-            return 1;
-        p = strchr(p, '\n');
-        if (p)
-            p++;
-    }
-    return 0;
-}
-
-static void expect_line(const char *text, const char *fmt, ...)
-{
-    char line[512];
-    va_list ap;
-    va_start(ap, fmt);
-    vsnprintf(line, sizeof(line), fmt, ap);
-    va_end(ap);
-    if (!has_line(text, line))
-        fail_msg("missing line '%s' in:\n%s", line, text ? text : "(null)");
-}
-
-static void expect_ok(const struct result *r)
-{
-    if (r->rc != 0)
-        fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", r->rc, r->out, r->err);
-}
-
 /* A shell script run by salloc with the given allocation options (before "--"). */
 static struct result salloc_sh(const char *const opts[], const char *script)
 {
@@ -130,7 +75,7 @@ static struct result salloc_sh(const char *const opts[], const char *script)
     args[n++] = "-c";
     args[n++] = script;
     args[n] = NULL;
-    return run("salloc", args);
+    return cmdcheck_run(&cluster, "salloc", args);
 }
 #define SALLOC_SH(script, ...) salloc_sh((const char *const[]){__VA_ARGS__, NULL}, script)
 
@@ -376,11 +321,16 @@ static void test_input_and_files(void **state)
 static void test_interrupts(void **state)
 {
     (void)state;
-    struct result r = SALLOC_SH(
-        "srun -n2 --label sh -c 'trap \"echo got INT $SLURM_PROCID; exit 7\" INT; "
-        "echo ready; while :; do sleep 0.1; done' & "
-        "sleep 2; kill -INT $!; wait $!; echo rc=$?",
-        "-n2");
+    char script[4096];
+    /* each task says it is ready (its trap set) with a file; then the Ctrl-C */
+    snprintf(script, sizeof(script),
+             "rm -f %s/ready.*; "
+             "srun -n2 --label sh -c 'trap \"echo got INT $SLURM_PROCID; exit 7\" INT; "
+             "touch %s/ready.$SLURM_PROCID; while :; do sleep 0.1; done' & "
+             "while [ ! -e %s/ready.0 -o ! -e %s/ready.1 ]; do sleep 0.1; done; "
+             "kill -INT $!; wait $!; echo rc=$?",
+             outdir, outdir, outdir, outdir);
+    struct result r = SALLOC_SH(script, "-n2");
     expect_ok(&r);
     expect_line(r.out, "0: got INT 0");
     expect_line(r.out, "1: got INT 1");
@@ -388,9 +338,13 @@ static void test_interrupts(void **state)
     assert_non_null(strstr(r.err, "srun: interrupt (one more within 1 sec to abort)"));
     result_free(&r);
 
-    r = SALLOC_SH("srun -n1 sh -c \"trap '' INT TERM; sleep 20\" & "
-                  "sleep 2; kill -INT $!; sleep 0.2; kill -INT $!; wait $!; echo rc=$?",
-                  "-n1");
+    snprintf(script, sizeof(script),
+             "rm -f %s/ready.*; "
+             "srun -n1 sh -c \"trap '' INT TERM; touch %s/ready.0; sleep 20\" & "
+             "while [ ! -e %s/ready.0 ]; do sleep 0.1; done; "
+             "kill -INT $!; sleep 0.2; kill -INT $!; wait $!; echo rc=$?",
+             outdir, outdir, outdir);
+    r = SALLOC_SH(script, "-n1");
     expect_ok(&r);
     expect_line(r.out, "rc=137");
     assert_non_null(strstr(r.err, "srun: forcing job termination"));
@@ -401,8 +355,9 @@ static void test_interrupts(void **state)
 static void test_step_daemon_killed(void **state)
 {
     (void)state;
-    struct result r = SALLOC_SH("srun -n1 sleep 20 & sleep 2; pkill -KILL -x tessera-stepd; "
-                                "wait $!; echo rc=$?",
+    struct result r = SALLOC_SH("srun -n1 sleep 20 & "
+                                "until pgrep -x tessera-stepd >/dev/null; do sleep 0.1; done; "
+                                "pkill -KILL -x tessera-stepd; wait $!; echo rc=$?",
                                 "-n1");
     expect_ok(&r);
     expect_line(r.out, "rc=1");
@@ -468,7 +423,8 @@ static void test_steps_shown_and_cancelled(void **state)
 {
     (void)state;
     struct result r = SALLOC_SH(
-        "srun --het-group=0,1 sleep 30 & sleep 2; "
+        "srun --het-group=0,1 sleep 30 & "
+        "until [ $(squeue -h -s -j $SLURM_JOB_ID | wc -l) = 2 ]; do sleep 0.1; done; "
         "squeue -h -s -j $SLURM_JOB_ID -o '%i %j %A'; "
         "scontrol show step $SLURM_JOB_ID.0 | head -1 | cut -d' ' -f1; "
         "scancel $SLURM_JOB_ID.0; wait $!; echo rc=$?; "

@@ -1,0 +1,118 @@
+/* What integration tests that drive the commands share: running one and keeping its exit
+ * status and output, looking for lines, waiting until squeue shows a state.
+ *
+ * Include after <cmocka.h> and "cluster.h", in a file that defines
+ * `static struct harness_cluster cluster;` first: RUN() runs the command against it. */
+#ifndef TESSERA_TESTS_CMDCHECK_H
+#define TESSERA_TESTS_CMDCHECK_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+
+struct result {
+    int rc;
+    char *out, *err;
+};
+
+static inline struct result cmdcheck_run(struct harness_cluster *c, const char *cmd,
+                                         const char *const args[])
+{
+    struct result r = {0};
+    r.rc = harness_cmd(c, cmd, args, &r.out, &r.err);
+    return r;
+}
+#define RUN(cmd, ...) cmdcheck_run(&cluster, cmd, (const char *const[]){__VA_ARGS__, NULL})
+
+static inline void result_free(struct result *r)
+{
+    free(r->out);
+    free(r->err);
+}
+
+static inline void expect_ok(const struct result *r)
+{
+    if (r->rc != 0)
+        fail_msg("exit %d\nstdout:\n%s\nstderr:\n%s", r->rc, r->out, r->err);
+}
+
+/* Whether text has a line starting with prefix (whole: the line equals it). */
+static inline int cmdcheck_line(const char *text, const char *prefix, int whole)
+{
+    size_t len = strlen(prefix);
+    for (const char *p = text; p && *p;) {
+        if (!strncmp(p, prefix, len) && (!whole || p[len] == '\n' || p[len] == '\0'))
+            return 1;
+        p = strchr(p, '\n');
+        if (p)
+            p++;
+    }
+    return 0;
+}
+
+static inline int has_line(const char *text, const char *line)
+{
+    return cmdcheck_line(text, line, 1);
+}
+
+static inline int has_prefix_line(const char *text, const char *prefix)
+{
+    return cmdcheck_line(text, prefix, 0);
+}
+
+static inline int count_lines(const char *text)
+{
+    int n = 0;
+    for (const char *p = text; p && *p; p++)
+        n += *p == '\n';
+    return n;
+}
+
+__attribute__((format(printf, 2, 3), unused)) static void expect_line(const char *text,
+                                                                       const char *fmt, ...)
+{
+    char line[512];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(line, sizeof(line), fmt, ap);
+    va_end(ap);
+    if (!has_line(text, line))
+        fail_msg("missing line '%s' in:\n%s", line, text ? text : "(null)");
+}
+
+/* "squeue -h -t all -o FORMAT -j ID", malloc'd. */
+static inline char *cmdcheck_query(struct harness_cluster *c, unsigned id, const char *format)
+{
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", id);
+    struct result r = cmdcheck_run(c, "squeue",
+                                   (const char *const[]){"-h", "-t", "all", "-o", format, "-j",
+                                                         sid, NULL});
+    if (r.rc != 0)
+        fail_msg("squeue failed: %s", r.err);
+    free(r.err);
+    return r.out;
+}
+#define query(id, format) cmdcheck_query(&cluster, id, format)
+
+/* Wait until "squeue -o FORMAT -j ID" prints want (up to seconds). */
+static inline void cmdcheck_wait_for(struct harness_cluster *c, unsigned id, const char *format,
+                                     const char *want, int seconds)
+{
+    char *got = NULL;
+    for (int i = 0; i < seconds * 10; i++) {
+        free(got);
+        got = cmdcheck_query(c, id, format);
+        if (!strcmp(got, want)) {
+            free(got);
+            return;
+        }
+        usleep(100000);
+    }
+    fail_msg("job %u: squeue -o '%s' printed '%s', waited for '%s'", id, format, got, want);
+}
+#define wait_for(id, format, want, seconds) cmdcheck_wait_for(&cluster, id, format, want, seconds)
+
+#endif
