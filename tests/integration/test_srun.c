@@ -6,6 +6,7 @@
  */
 #include "cluster.h"
 
+#include "common/cred.h"
 #include "common/errors.h"
 #include "common/rpc_client.h"
 
@@ -19,6 +20,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -537,6 +539,37 @@ static void test_forged_and_replayed_launch(void **state)
     /* and its replay */
     assert_int_equal(launch_with(step, step->signature.data, 64, text, sizeof(text)),
                      TS_ECRED_REPLAYED);
+
+    /* a credential signed with the controller's own key, but expired: refused as such */
+    char keypath[600], why[256];
+    snprintf(keypath, sizeof(keypath), "%s/cred_ed25519.pem", cluster.state);
+    struct cred_key *key = NULL;
+    assert_int_equal(cred_key_load_private(keypath, &key, why, sizeof(why)), TS_OK);
+    Tessera__StepLayout *l = tessera__step_layout__unpack(NULL, step->credential.len,
+                                                          step->credential.data);
+    assert_non_null(l);
+    l->step_id += 1000; /* not the launch seen above */
+    l->expires = (int64_t)time(NULL) - 5;
+    Tessera__StepCreateResponse old = *step;
+    old.credential.len = tessera__step_layout__get_packed_size(l);
+    old.credential.data = malloc(old.credential.len);
+    tessera__step_layout__pack(l, old.credential.data);
+    uint8_t sig[CRED_SIG_LEN];
+    assert_int_equal(cred_sign(key, old.credential.data, old.credential.len, sig), TS_OK);
+    assert_int_equal(launch_with(&old, sig, sizeof(sig), text, sizeof(text)), TS_ECRED_EXPIRED);
+    free(old.credential.data);
+    /* issued before the node daemon started: a replay across its restart */
+    l->expires = (int64_t)time(NULL) + 60;
+    l->issued = 1000;
+    old.credential.len = tessera__step_layout__get_packed_size(l);
+    old.credential.data = malloc(old.credential.len);
+    tessera__step_layout__pack(l, old.credential.data);
+    assert_int_equal(cred_sign(key, old.credential.data, old.credential.len, sig), TS_OK);
+    assert_int_equal(launch_with(&old, sig, sizeof(sig), text, sizeof(text)),
+                     TS_ECRED_REPLAYED);
+    free(old.credential.data);
+    tessera__step_layout__free_unpacked(l, NULL);
+    cred_key_free(key);
     tessera__response__free_unpacked(resp, NULL);
     rpc_client_close(cli);
     r = RUN("scancel", sid);
