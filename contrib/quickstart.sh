@@ -6,7 +6,8 @@
 #
 # Everything lives in .quickstart/ in the checkout: configuration, MUNGE key and socket,
 # controller state, node spools, logs and pid files. Four node daemons (n1..n4, 4 CPUs
-# each) run on loopback ports, and a heterogeneous job runs end to end.
+# each) run on loopback ports, and a heterogeneous batch job and a heterogeneous step run
+# end to end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
@@ -108,6 +109,12 @@ build/bin/squeue -t all -j "$id"
 echo "--- $qs/out/slurm-$id.out:"
 cat "$qs/out/slurm-$id.out"
 
+echo
+echo "A heterogeneous step, one MPI-style world over two components:"
+echo "  srun --label -n2 : -n1 sh -c 'echo rank \$SLURM_PROCID of \$SLURM_NTASKS on \$SLURMD_NODENAME'"
+(cd "$qs/out" && "$top/build/bin/srun" --label -n2 : -n1 \
+   sh -c 'echo rank $SLURM_PROCID of $SLURM_NTASKS on $SLURMD_NODENAME' | sort)
+
 cat <<EOT
 
 Tessera is running. In your shell:
@@ -115,7 +122,10 @@ Tessera is running. In your shell:
   export TESSERA_CONF=$qs/tessera.conf PATH=$top/build/bin:\$PATH
   scontrol ping
   sbatch -n2 : -n1 --wrap=hostname     # a het job of two components
+  salloc -N1 : -N2                     # an allocation of two components, a shell in it
+  srun --het-group=0,1 --label hostname   # (in it) one step over both components
   squeue                               # components show as <id>+<offset>
+  squeue -s                            # steps
   scontrol show job <id>
   scancel <id>
 
