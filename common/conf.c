@@ -359,6 +359,7 @@ static const struct {
     {"bf_window", 1, 43200},        {"sched_interval", 1, 86400},
     {"sched_min_interval", 0, 60000000}, {"whole_hetjob", 0, 0},
     {"disable_hetjob_steps", 0, 0}, {"bf_mode", 0, 0},
+    {"bf_yield_interval", 1, 10000000}, {"bf_min_gap", 0, 3600000},
 };
 
 static int check_sched_item(struct parse *p, const char *item)

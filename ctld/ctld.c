@@ -222,6 +222,8 @@ int ctld_reconfigure(struct ctld *c, char *errbuf, size_t errlen)
 {
     struct conf *fresh = NULL;
     int err = conf_load(c->conf_path, &fresh, errbuf, errlen);
+    if (!err)
+        sched_abort(c);
     if (err)
         return err;
     warn_restart_needed(c->conf, fresh);

@@ -27,6 +27,7 @@ struct job {
     struct job **components;   /* leader only: het_size components in offset order */
     struct job *prev, *next;   /* every job in id order */
     struct step *steps;        /* its steps, ascending id (ctld/step.h) */
+    uint64_t bf_cycle;         /* leader: the last backfill cycle that planned it (0: none) */
 };
 
 struct job_table {

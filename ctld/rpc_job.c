@@ -2,6 +2,7 @@
  * change state answer only after the change is durable (store_after_commit). */
 #include "ctld/ctld.h"
 #include "ctld/job.h"
+#include "ctld/sched.h"
 #include "ctld/rpc.h"
 
 #include "common/conf.h"
@@ -121,7 +122,15 @@ void ctld_handle_submit(struct rpc_request *req, const Tessera__Request *msg, vo
     p->resp.msg_case = TESSERA__RESPONSE__MSG_SUBMIT;
     p->resp.submit = &p->submit;
     if (sub->test_only) {
-        rpc_respond(req, &p->resp);
+        err = sched_estimate(c, sub->components, sub->n_components, &p->submit);
+        if (err && err != TS_ENOENT)
+            rpc_respond_error(req, err, NULL);
+        else
+            rpc_respond(req, &p->resp);
+        if (p->submit.nodes != protobuf_c_empty_string)
+            free(p->submit.nodes);
+        if (p->submit.partition != protobuf_c_empty_string)
+            free(p->submit.partition);
         free_pending(p);
         return;
     }

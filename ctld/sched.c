@@ -4,6 +4,7 @@
 #include "ctld/ctld.h"
 #include "ctld/job.h"
 #include "ctld/node.h"
+#include "ctld/sched_int.h"
 
 #include "common/conf.h"
 #include "common/errors.h"
@@ -29,229 +30,95 @@ struct sched_state {
     struct plugin *select_plugin, *sched_plugin;
     const struct select_ops *select;
     const struct sched_ops *sched;
-    struct loop_timer *queued;   /* the one cycle waiting to run */
-    struct loop_timer *periodic; /* sched_interval */
+    void *plugin_state;
+    struct loop_timer *queued;     /* the one event-driven cycle waiting to run */
+    struct loop_timer *periodic;   /* sched_interval */
     int queued_reason;
-    uint64_t last_end_ms;        /* loop clock at the end of the last cycle */
+    uint64_t last_end_ms;          /* loop clock at the end of the last event cycle */
     uint64_t min_interval_ms;
+    /* backfill */
+    struct loop_timer *bf_queued;  /* the next backfill cycle, or the rest of one */
+    struct loop_timer *bf_periodic; /* bf_interval */
+    struct cycle *bf;              /* the backfill cycle in progress (yielded), or NULL */
+    uint64_t bf_cycle_no;
+    uint64_t bf_last_end_ms;
+    uint64_t bf_interval_ms, bf_yield_us, bf_min_gap_ms;
+    /* scratch of the re-check, one entry per node */
+    uint32_t *add_cpus, *add_jobs;
+    uint64_t *add_mem;
+    size_t scratch_nodes;
     /* statistics */
     uint64_t cycles, by_trigger[SCHED_TRIGGER_COUNT], started;
     time_t last_cycle;
     uint64_t last_usecs, max_usecs, last_queue;
+    uint64_t bf_cycles, bf_started, bf_last_usecs, bf_max_usecs, bf_last_work_usecs;
+    uint64_t bf_last_queue, bf_last_yields, bf_last_reserved;
+    time_t bf_last_cycle;
 };
 
-/* ------------------------------------------------------------------------------------ */
-/* the view */
+static void backfill_request(struct ctld *c, uint64_t after_ms);
 
-/* What the units of one cycle need, freed together. */
-struct cycle {
-    struct select_node *nodes;
-    struct sched_unit *units;
-    struct sched_decision *decisions;
-    struct job **leaders;
-    struct select_request *reqs;    /* every unit's components, back to back */
-    uint32_t *parts;
-    struct select_alloc *allocs;
-    size_t nunits, ncomps;
-    /* per component: eligible and required node indexes, placement storage */
-    uint32_t **eligible, **required;
-    struct select_node_alloc **slots;
-};
-
-static void cycle_free(struct cycle *cy)
+static uint64_t mono_us(void)
 {
-    for (size_t i = 0; i < cy->ncomps; i++) {
-        free(cy->eligible ? cy->eligible[i] : NULL);
-        free(cy->required ? cy->required[i] : NULL);
-        free(cy->slots ? cy->slots[i] : NULL);
-    }
-    free(cy->eligible);
-    free(cy->required);
-    free(cy->slots);
-    free(cy->nodes);
-    free(cy->units);
-    free(cy->decisions);
-    free(cy->leaders);
-    free(cy->reqs);
-    free(cy->parts);
-    free(cy->allocs);
-}
-
-static void fill_nodes(struct ctld *c, struct select_node *out)
-{
-    for (size_t i = 0; i < c->nodes.count; i++) {
-        const struct node *n = &c->nodes.nodes[i];
-        out[i] = (struct select_node){
-            .name = n->name,
-            .cpus = n->cfg->cpus,
-            .alloc_cpus = n->alloc_cpus,
-            .mem_mb = n->cfg->real_memory_mb,
-            .alloc_mem_mb = n->alloc_mem_mb,
-            .features = n->cfg->features,
-            .weight = n->cfg->weight,
-            .jobs = n->njobs,
-            .available = node_available(n),
-            .exclusive = n->exclusive > 0,
-        };
-    }
-}
-
-/* Node indexes of a host list (-w, -x); unknown names are skipped. */
-static uint32_t *host_indexes(struct ctld *c, const char *expr, size_t *count)
-{
-    *count = 0;
-    struct hostlist *hl = NULL;
-    if (!expr || !*expr || hostlist_expand(expr, &hl) != TS_OK)
-        return NULL;
-    uint32_t *idx = calloc(hostlist_count(hl) + 1, sizeof(*idx));
-    for (size_t i = 0; idx && i < hostlist_count(hl); i++) {
-        struct node *n = node_find(c, hostlist_nth(hl, i));
-        if (n)
-            idx[(*count)++] = (uint32_t)node_index(c, n);
-    }
-    hostlist_destroy(hl);
-    return idx;
-}
-
-static int cmp_u32(const void *a, const void *b)
-{
-    uint32_t x = *(const uint32_t *)a, y = *(const uint32_t *)b;
-    return x < y ? -1 : x > y;
-}
-
-static int contains(const uint32_t *set, size_t n, uint32_t v)
-{
-    for (size_t i = 0; i < n; i++)
-        if (set[i] == v)
-            return 1;
-    return 0;
-}
-
-/* A component's request: its partition's nodes within -w and without -x. */
-static int fill_request(struct ctld *c, const Tessera__JobRecord *r, struct select_request *q,
-                        uint32_t **eligible, uint32_t **required, uint32_t *part_index)
-{
-    const Tessera__JobDesc *d = r->desc;
-    const struct conf_partition *p = conf_find_partition(c->conf, d->partition);
-    if (!p)
-        return TS_EINVALID_PARTITION;
-    *part_index = (uint32_t)(p - c->conf->partitions);
-    size_t nreq = 0, nexc = 0;
-    *required = host_indexes(c, d->nodelist, &nreq);
-    uint32_t *exclude = host_indexes(c, d->exclude, &nexc);
-    *eligible = calloc(p->nnodes + 1, sizeof(**eligible));
-    if (!*eligible) {
-        free(exclude);
-        return TS_ENOMEM;
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < p->nnodes; i++) {
-        uint32_t idx = (uint32_t)p->node_index[i];
-        if ((nreq && !contains(*required, nreq, idx)) || contains(exclude, nexc, idx))
-            continue;
-        (*eligible)[n++] = idx;
-    }
-    free(exclude);
-    qsort(*eligible, n, sizeof(**eligible), cmp_u32);
-    *q = (struct select_request){
-        .eligible = *eligible,
-        .neligible = n,
-        .required = *required,
-        .nrequired = nreq,
-        .constraint = d->constraint,
-        .min_nodes = r->min_nodes,
-        .max_nodes = d->has_max_nodes ? d->max_nodes : d->has_min_nodes ? d->min_nodes : 0,
-        .ntasks = r->ntasks,
-        .cpus_per_task = r->cpus_per_task,
-        .ntasks_per_node = d->has_ntasks_per_node ? d->ntasks_per_node : 0,
-        .mem_per_node_mb = d->has_mem_per_node_mb ? d->mem_per_node_mb : 0,
-        .mem_whole_node = d->has_mem_per_node_mb && d->mem_per_node_mb == 0,
-        .mem_per_cpu_mb = d->has_mem_per_cpu_mb ? d->mem_per_cpu_mb : 0,
-        .exclusive = d->has_exclusive && d->exclusive,
-    };
-    return TS_OK;
-}
-
-/* Units in priority order: the highest component priority, then the lower id. */
-static int cmp_units(const void *a, const void *b)
-{
-    const struct job *x = *(struct job *const *)a, *y = *(struct job *const *)b;
-    uint32_t px = job_unit_priority(x), py = job_unit_priority(y);
-    if (px != py)
-        return px > py ? -1 : 1;
-    return x->rec->job_id < y->rec->job_id ? -1 : x->rec->job_id > y->rec->job_id;
-}
-
-static int collect_units(struct ctld *c, struct cycle *cy, time_t now)
-{
-    size_t n = 0, cap = 64;
-    cy->leaders = malloc(cap * sizeof(*cy->leaders));
-    for (struct job *j = c->jobs.head; cy->leaders && j; j = j->next) {
-        if (j->leader != j || !job_unit_eligible(c, j, now))
-            continue;
-        if (n == cap) {
-            struct job **grown = realloc(cy->leaders, (cap *= 2) * sizeof(*grown));
-            if (!grown)
-                return TS_ENOMEM;
-            cy->leaders = grown;
-        }
-        cy->leaders[n++] = j;
-        cy->ncomps += job_ncomponents(j);
-    }
-    if (!cy->leaders)
-        return TS_ENOMEM;
-    qsort(cy->leaders, n, sizeof(*cy->leaders), cmp_units);
-    cy->nunits = n;
-    return TS_OK;
-}
-
-static int build_cycle(struct ctld *c, struct cycle *cy, time_t now)
-{
-    int err = collect_units(c, cy, now);
-    if (err)
-        return err;
-    size_t nc = cy->ncomps ? cy->ncomps : 1;
-    cy->nodes = calloc(c->nodes.count + 1, sizeof(*cy->nodes));
-    cy->units = calloc(cy->nunits + 1, sizeof(*cy->units));
-    cy->decisions = calloc(cy->nunits + 1, sizeof(*cy->decisions));
-    cy->reqs = calloc(nc, sizeof(*cy->reqs));
-    cy->parts = calloc(nc, sizeof(*cy->parts));
-    cy->allocs = calloc(nc, sizeof(*cy->allocs));
-    cy->eligible = calloc(nc, sizeof(*cy->eligible));
-    cy->required = calloc(nc, sizeof(*cy->required));
-    cy->slots = calloc(nc, sizeof(*cy->slots));
-    if (!cy->nodes || !cy->units || !cy->decisions || !cy->reqs || !cy->parts || !cy->allocs ||
-        !cy->eligible || !cy->required || !cy->slots)
-        return TS_ENOMEM;
-    fill_nodes(c, cy->nodes);
-    size_t k = 0;
-    for (size_t u = 0; u < cy->nunits; u++) {
-        struct job *lead = cy->leaders[u];
-        size_t ncomp = job_ncomponents(lead);
-        cy->units[u] = (struct sched_unit){.id = lead->rec->job_id,
-                                           .priority = job_unit_priority(lead),
-                                           .ncomponents = ncomp,
-                                           .reqs = &cy->reqs[k],
-                                           .partitions = &cy->parts[k]};
-        cy->decisions[u].allocs = &cy->allocs[k];
-        for (size_t i = 0; i < ncomp; i++, k++) {
-            err = fill_request(c, job_component(lead, i)->rec, &cy->reqs[k], &cy->eligible[k],
-                               &cy->required[k], &cy->parts[k]);
-            size_t room = cy->reqs[k].neligible > cy->reqs[k].min_nodes
-                              ? cy->reqs[k].neligible
-                              : cy->reqs[k].min_nodes;
-            if (!err && !(cy->slots[k] = calloc(room + 1, sizeof(*cy->slots[k]))))
-                err = TS_ENOMEM;
-            if (err)
-                return err;
-            cy->allocs[k].nodes = cy->slots[k];
-        }
-    }
-    return TS_OK;
+    struct timespec t;
+    clock_gettime(CLOCK_MONOTONIC, &t);
+    return (uint64_t)t.tv_sec * 1000000u + (uint64_t)t.tv_nsec / 1000u;
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* a cycle */
+/* applying decisions: the world may have moved since the snapshot */
+
+static int scratch_fit(struct sched_state *s, size_t n)
+{
+    if (s->scratch_nodes >= n)
+        return TS_OK;
+    free(s->add_cpus);
+    free(s->add_jobs);
+    free(s->add_mem);
+    s->add_cpus = calloc(n, sizeof(*s->add_cpus));
+    s->add_jobs = calloc(n, sizeof(*s->add_jobs));
+    s->add_mem = calloc(n, sizeof(*s->add_mem));
+    s->scratch_nodes = s->add_cpus && s->add_jobs && s->add_mem ? n : 0;
+    return s->scratch_nodes ? TS_OK : TS_ENOMEM;
+}
+
+/* Whether every component's placement still fits the nodes as they are now (the
+ * components of a het job may share nodes: what earlier ones take counts). */
+static int unit_still_fits(struct ctld *c, struct job *lead, const struct select_alloc *allocs)
+{
+    struct sched_state *s = c->sched;
+    if (scratch_fit(s, c->nodes.count) != TS_OK)
+        return 0;
+    int ok = 1;
+    for (size_t i = 0; ok && i < job_ncomponents(lead); i++) {
+        const Tessera__JobDesc *d = job_component(lead, i)->rec->desc;
+        int excl = d->has_exclusive && d->exclusive;
+        for (size_t k = 0; ok && k < allocs[i].nnodes; k++) {
+            const struct select_node_alloc *a = &allocs[i].nodes[k];
+            if (a->node >= c->nodes.count) {
+                ok = 0;
+                break;
+            }
+            const struct node *n = &c->nodes.nodes[a->node];
+            uint32_t cpus = n->alloc_cpus + s->add_cpus[a->node] + a->cpus;
+            uint64_t mem = n->alloc_mem_mb + s->add_mem[a->node] + a->mem_mb;
+            ok = node_available(n) && !n->exclusive && cpus <= n->cfg->cpus &&
+                 (a->mem_mb == 0 || mem <= n->cfg->real_memory_mb) &&
+                 (!excl || n->njobs + s->add_jobs[a->node] == 0);
+            s->add_cpus[a->node] += a->cpus;
+            s->add_mem[a->node] += a->mem_mb;
+            s->add_jobs[a->node]++;
+        }
+    }
+    for (size_t i = 0; i < job_ncomponents(lead); i++)
+        for (size_t k = 0; k < allocs[i].nnodes; k++)
+            if (allocs[i].nodes[k].node < s->scratch_nodes) {
+                s->add_cpus[allocs[i].nodes[k].node] = 0;
+                s->add_mem[allocs[i].nodes[k].node] = 0;
+                s->add_jobs[allocs[i].nodes[k].node] = 0;
+            }
+    return ok;
+}
 
 static uint32_t verdict_reason(enum sched_verdict v)
 {
@@ -262,48 +129,89 @@ static uint32_t verdict_reason(enum sched_verdict v)
     }
 }
 
-static size_t apply(struct ctld *c, struct cycle *cy, time_t now)
+/* The unit as it was in the snapshot, if it is still waiting for the scheduler alone. */
+static struct job *unit_now(struct ctld *c, const struct cycle *cy, size_t u, time_t now)
 {
-    size_t started = 0;
+    struct job *lead = job_find(&c->jobs, cy->ids[u]);
+    if (!lead || lead->leader != lead || job_ncomponents(lead) != cy->units[u].ncomponents ||
+        !job_unit_eligible(c, lead, now))
+        return NULL;
+    return lead;
+}
+
+static void set_expected(struct job *lead, int64_t start)
+{
+    for (size_t i = 0; i < job_ncomponents(lead); i++)
+        job_component(lead, i)->rec->expected_start = start;
+}
+
+/* Starts and reasons; a backfill cycle also sets every pending job's expected start.
+ * Returns how many units started; *unplanned: a unit waits that no backfill cycle has
+ * planned yet. */
+static size_t apply(struct ctld *c, struct cycle *cy, time_t now, int *unplanned)
+{
+    struct sched_state *s = c->sched;
+    int backfill = cy->kind == SCHED_BACKFILL;
+    size_t started = 0, dropped = 0;
+    if (backfill)
+        for (struct job *j = c->jobs.head; j; j = j->next)
+            j->rec->expected_start = 0; /* those not in this plan have no estimate */
     for (size_t u = 0; u < cy->nunits; u++) {
-        struct job *lead = cy->leaders[u];
         const struct sched_decision *d = &cy->decisions[u];
+        struct job *lead = unit_now(c, cy, u, now);
+        if (!lead) {
+            dropped += d->verdict == SCHED_START;
+            continue;
+        }
         for (size_t i = 0; i < job_ncomponents(lead); i++)
             job_component(lead, i)->rec->last_sched_eval = now;
+        if (backfill)
+            lead->bf_cycle = s->bf_cycle_no;
         if (d->verdict == SCHED_START) {
+            if (!unit_still_fits(c, lead, d->allocs)) {
+                dropped++;
+                continue;
+            }
+            set_expected(lead, 0);
             if (job_start_unit(c, lead, d->allocs) == TS_OK)
                 started++;
             continue;
         }
         for (size_t i = 0; i < job_ncomponents(lead); i++)
             job_component(lead, i)->rec->reason = verdict_reason(d->verdict);
+        if (backfill)
+            set_expected(lead, d->expected_start);
+        else if (!lead->bf_cycle && d->verdict != SCHED_NEVER)
+            *unplanned = 1;
     }
+    if (dropped)
+        log_debug("scheduler: %zu start%s overtaken by events since the snapshot", dropped,
+                  dropped == 1 ? "" : "s");
     return started;
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* event-driven cycles */
 
 static void run_cycle(struct ctld *c, int reason)
 {
     struct sched_state *s = c->sched;
-    struct timespec t0, t1;
-    clock_gettime(CLOCK_MONOTONIC, &t0);
+    uint64_t t0 = mono_us();
     time_t now = time(NULL);
-    struct cycle cy = {0};
-    int err = build_cycle(c, &cy, now);
+    struct cycle cy;
+    int err = sched_cycle_build(c, &cy, SCHED_EVENT, now);
     size_t started = 0;
+    int unplanned = 0;
     if (err) {
         log_error("scheduler: cannot build the cycle's view: %s", ts_strerror(err));
     } else if (cy.nunits) {
-        struct sched_view view = {.now = now, .nodes = cy.nodes, .nnodes = c->nodes.count,
-                                  .npartitions = c->conf->npartitions, .units = cy.units,
-                                  .nunits = cy.nunits, .select = s->select};
-        s->sched->schedule(&view, cy.decisions);
-        started = apply(c, &cy, now);
+        cy.view.select = s->select;
+        s->sched->schedule(s->plugin_state, &cy.view, cy.decisions);
+        started = apply(c, &cy, now, &unplanned);
     }
     s->last_queue = cy.nunits;
-    cycle_free(&cy);
-    clock_gettime(CLOCK_MONOTONIC, &t1);
-    uint64_t usecs = (uint64_t)(t1.tv_sec - t0.tv_sec) * 1000000u +
-                     (uint64_t)((t1.tv_nsec - t0.tv_nsec) / 1000);
+    sched_cycle_free(&cy);
+    uint64_t usecs = mono_us() - t0;
     s->cycles++;
     s->by_trigger[reason]++;
     s->started += started;
@@ -317,6 +225,9 @@ static void run_cycle(struct ctld *c, int reason)
                   trigger_names[reason], started, s->last_queue, (unsigned long long)usecs);
     if (started == 1)
         sched_trigger(c, SCHED_TRIGGER_RECYC);
+    /* a job the event-driven scheduler gave up on gets a plan soon */
+    if (unplanned)
+        backfill_request(c, s->bf_min_gap_ms);
 }
 
 static void queued_fired(struct loop *loop, struct loop_timer *t, void *arg)
@@ -343,6 +254,159 @@ static void periodic_fired(struct loop *loop, struct loop_timer *t, void *arg)
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* backfill cycles: planned ahead, and long ones give the loop a turn now and then */
+
+static int slice_over(void *arg)
+{
+    struct sched_state *s = arg;
+    return mono_us() - s->bf->slice_start_us >= s->bf_yield_us;
+}
+
+static void backfill_done(struct ctld *c)
+{
+    struct sched_state *s = c->sched;
+    struct cycle *cy = s->bf;
+    int unplanned = 0;
+    time_t now = time(NULL);
+    size_t started = apply(c, cy, now, &unplanned);
+    uint64_t reserved = 0;
+    for (size_t u = 0; u < cy->nunits; u++)
+        reserved += cy->decisions[u].reserved != 0;
+    uint64_t total = mono_us() - cy->started_us;
+    s->bf_cycles++;
+    s->bf_started += started;
+    s->bf_last_cycle = now;
+    s->bf_last_usecs = total;
+    s->bf_last_work_usecs = cy->work_us;
+    s->bf_last_queue = cy->nunits;
+    s->bf_last_yields = cy->yields;
+    s->bf_last_reserved = reserved;
+    if (total > s->bf_max_usecs)
+        s->bf_max_usecs = total;
+    s->bf_last_end_ms = loop_now_ms(c->loop);
+    if (started || cy->yields)
+        log_debug("backfill: started %zu of %zu units, %llu reserved, in %llu us (%llu yields)",
+                  started, cy->nunits, (unsigned long long)reserved, (unsigned long long)total,
+                  (unsigned long long)cy->yields);
+    sched_cycle_free(cy);
+    free(cy);
+    s->bf = NULL;
+    if (started)
+        sched_trigger(c, SCHED_TRIGGER_RECYC);
+}
+
+/* One slice of the backfill cycle in progress, starting one when none is. */
+static void backfill_slice(struct ctld *c)
+{
+    struct sched_state *s = c->sched;
+    if (!s->bf) {
+        struct cycle *cy = calloc(1, sizeof(*cy));
+        int err = cy ? sched_cycle_build(c, cy, SCHED_BACKFILL, time(NULL)) : TS_ENOMEM;
+        if (err) {
+            log_error("backfill: cannot build the cycle's view: %s", ts_strerror(err));
+            if (cy)
+                sched_cycle_free(cy);
+            free(cy);
+            return;
+        }
+        cy->started_us = mono_us();
+        cy->view.select = s->select;
+        cy->view.should_yield = slice_over;
+        cy->view.yield_arg = s;
+        s->bf = cy;
+        s->bf_cycle_no++;
+    }
+    struct cycle *cy = s->bf;
+    cy->slice_start_us = mono_us();
+    enum sched_status st = s->sched->schedule(s->plugin_state, &cy->view, cy->decisions);
+    cy->work_us += mono_us() - cy->slice_start_us;
+    if (st == SCHED_MORE) {
+        cy->yields++;
+        backfill_request(c, 0); /* the loop serves what waits, then this goes on */
+        return;
+    }
+    backfill_done(c);
+}
+
+static void bf_queued_fired(struct loop *loop, struct loop_timer *t, void *arg)
+{
+    struct ctld *c = arg;
+    c->sched->bf_queued = NULL;
+    backfill_slice(c);
+}
+
+/* A backfill cycle (or the rest of one) after_ms from now, unless one is queued. */
+static void backfill_request(struct ctld *c, uint64_t after_ms)
+{
+    struct sched_state *s = c->sched;
+    if (!s || s->bf_queued)
+        return;
+    if (!s->bf) {
+        uint64_t now = loop_now_ms(c->loop), earliest = s->bf_last_end_ms + after_ms;
+        after_ms = earliest > now ? earliest - now : 0;
+    }
+    s->bf_queued = loop_timer_add(c->loop, after_ms, 0, bf_queued_fired, c);
+}
+
+static void bf_periodic_fired(struct loop *loop, struct loop_timer *t, void *arg)
+{
+    backfill_request(arg, 0);
+}
+
+void sched_abort(struct ctld *c)
+{
+    struct sched_state *s = c->sched;
+    if (!s || !s->bf)
+        return;
+    sched_cycle_free(s->bf);
+    free(s->bf);
+    s->bf = NULL;
+    loop_timer_cancel(c->loop, s->bf_queued);
+    s->bf_queued = NULL;
+    backfill_request(c, 0); /* a fresh one, on the new state */
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* sbatch --test-only */
+
+int sched_estimate(struct ctld *c, Tessera__JobDesc *const *descs, size_t n,
+                   Tessera__SubmitResponse *out)
+{
+    struct sched_state *s = c->sched;
+    struct cycle cy;
+    int err = sched_cycle_build_one(c, &cy, descs, n, time(NULL));
+    int64_t start = 0;
+    if (!err) {
+        cy.view.select = s->select;
+        err = s->sched->estimate(s->plugin_state, &cy.view, &cy.units[0], &start,
+                                 cy.decisions[0].allocs);
+    }
+    struct hostlist *hl = err ? NULL : hostlist_create();
+    uint32_t cpus = 0;
+    for (size_t i = 0; hl && i < n; i++)
+        for (size_t k = 0; k < cy.allocs[i].nnodes; k++) {
+            const struct select_node_alloc *a = &cy.allocs[i].nodes[k];
+            cpus += a->cpus;
+            if (hostlist_push(hl, cy.nodes[a->node].name) != TS_OK)
+                err = TS_ENOMEM;
+        }
+    if (!err && !hl)
+        err = TS_ENOMEM;
+    if (!err) {
+        hostlist_uniq(hl);
+        out->nodes = hostlist_compress(hl);
+        out->expected_start = start;
+        out->cpus = cpus;
+        out->partition = strdup(c->conf->partitions[cy.parts[0]].name);
+        if (!out->nodes || !out->partition)
+            err = TS_ENOMEM;
+    }
+    hostlist_destroy(hl);
+    sched_cycle_free(&cy);
+    return err;
+}
+
+/* ------------------------------------------------------------------------------------ */
 
 static uint64_t param_u64(const struct conf *conf, const char *key, uint64_t def)
 {
@@ -365,11 +429,24 @@ int sched_init(struct ctld *c, char *errbuf, size_t errlen)
         return err;
     s->select = plugin_ops(s->select_plugin);
     s->sched = plugin_ops(s->sched_plugin);
+    err = s->sched->create(c->conf->scheduler_parameters, &s->plugin_state, errbuf, errlen);
+    if (err)
+        return err;
     /* Slurm's sched_min_interval is in microseconds */
     s->min_interval_ms = param_u64(c->conf, "sched_min_interval", 0) / 1000;
     uint64_t interval = param_u64(c->conf, "sched_interval", 60);
     s->periodic = loop_timer_add(c->loop, interval * 1000, interval * 1000, periodic_fired, c);
-    if (!s->periodic)
+    /* bf_interval in seconds, bf_yield_interval in microseconds, as Slurm's */
+    s->bf_interval_ms = param_u64(c->conf, "bf_interval", 30) * 1000;
+    if (!s->bf_interval_ms)
+        s->bf_interval_ms = 1000;
+    s->bf_yield_us = param_u64(c->conf, "bf_yield_interval", 2000000);
+    if (!s->bf_yield_us)
+        s->bf_yield_us = 1;
+    s->bf_min_gap_ms = param_u64(c->conf, "bf_min_gap", 1000);
+    s->bf_periodic = loop_timer_add(c->loop, s->bf_interval_ms, s->bf_interval_ms,
+                                    bf_periodic_fired, c);
+    if (!s->periodic || !s->bf_periodic)
         return TS_ENOMEM;
     sched_trigger(c, SCHED_TRIGGER_FIRST);
     return TS_OK;
@@ -382,8 +459,19 @@ void sched_fini(struct ctld *c)
         return;
     loop_timer_cancel(c->loop, s->queued);
     loop_timer_cancel(c->loop, s->periodic);
+    loop_timer_cancel(c->loop, s->bf_queued);
+    loop_timer_cancel(c->loop, s->bf_periodic);
+    if (s->bf) {
+        sched_cycle_free(s->bf);
+        free(s->bf);
+    }
+    if (s->sched && s->plugin_state)
+        s->sched->destroy(s->plugin_state);
     plugin_unload(s->sched_plugin);
     plugin_unload(s->select_plugin);
+    free(s->add_cpus);
+    free(s->add_jobs);
+    free(s->add_mem);
     free(s);
     c->sched = NULL;
 }
@@ -400,6 +488,15 @@ void sched_fill_stats(struct ctld *c, Tessera__SchedStatsResponse *out,
     out->jobs_started = s->started;
     out->last_queue_length = s->last_queue;
     out->now = (int64_t)time(NULL);
+    out->bf_cycles = s->bf_cycles;
+    out->bf_last_cycle_time = (int64_t)s->bf_last_cycle;
+    out->bf_last_cycle_usecs = s->bf_last_usecs;
+    out->bf_max_cycle_usecs = s->bf_max_usecs;
+    out->bf_last_work_usecs = s->bf_last_work_usecs;
+    out->bf_jobs_started = s->bf_started;
+    out->bf_last_queue_length = s->bf_last_queue;
+    out->bf_last_yields = s->bf_last_yields;
+    out->bf_last_reserved = s->bf_last_reserved;
     for (int i = 0; i < SCHED_TRIGGER_COUNT; i++) {
         tessera__sched_trigger__init(&storage[i]);
         storage[i].name = (char *)trigger_names[i];

@@ -24,6 +24,14 @@ enum sched_trigger {
 /* Load SelectType and SchedulerType, arm the timer and the first cycle. */
 int sched_init(struct ctld *c, char *errbuf, size_t errlen);
 void sched_fini(struct ctld *c);
+/* Drop a backfill cycle in progress (its snapshot points into the configuration that a
+ * reconfiguration replaces) and plan afresh. */
+void sched_abort(struct ctld *c);
+/* sbatch --test-only: when and where the checked components of a submission would start;
+ * fills expected_start, cpus, nodes and partition of out (malloc'd strings). TS_ENOENT:
+ * not within the planning window. */
+int sched_estimate(struct ctld *c, Tessera__JobDesc *const *descs, size_t n,
+                   Tessera__SubmitResponse *out);
 /* Ask for a cycle. */
 void sched_trigger(struct ctld *c, enum sched_trigger why);
 /* scontrol show sched. Strings point into static storage; triggers into *storage. */

@@ -44,10 +44,26 @@ static enum select_result place_unit(struct sched_view *view, const struct sched
     return view->select->place_het(&sv, u->reqs, u->ncomponents, allocs);
 }
 
-static size_t schedule(struct sched_view *view, struct sched_decision *decisions)
+/* Stateless: every cycle looks only at now. */
+static int create(const char *params, void **state, char *errbuf, size_t errlen)
 {
+    (void)params;
+    (void)errbuf;
+    (void)errlen;
+    *state = NULL;
+    return TS_OK;
+}
+
+static void destroy(void *state)
+{
+    (void)state;
+}
+
+static enum sched_status schedule(void *state, struct sched_view *view,
+                                  struct sched_decision *decisions)
+{
+    (void)state;
     unsigned char *blocked = calloc(view->npartitions + 1, 1);
-    size_t started = 0;
     for (size_t i = 0; i < view->nunits; i++) {
         const struct sched_unit *u = &view->units[i];
         struct sched_decision *d = &decisions[i];
@@ -60,7 +76,6 @@ static size_t schedule(struct sched_view *view, struct sched_decision *decisions
             for (size_t c = 0; c < u->ncomponents; c++)
                 consume(view, &u->reqs[c], &d->allocs[c]);
             d->verdict = SCHED_START;
-            started++;
             break;
         case SELECT_BUSY:
             d->verdict = SCHED_RESOURCES;
@@ -73,11 +88,30 @@ static size_t schedule(struct sched_view *view, struct sched_decision *decisions
         }
     }
     free(blocked);
-    return started;
+    return SCHED_DONE;
+}
+
+/* Now or never: without a plan there is no later start to promise. */
+static int estimate(void *state, struct sched_view *view, const struct sched_unit *u,
+                    int64_t *start, struct select_alloc *allocs)
+{
+    (void)state;
+    switch (place_unit(view, u, allocs)) {
+    case SELECT_OK:
+        *start = view->now;
+        return TS_OK;
+    case SELECT_BUSY:
+        return TS_ENOENT;
+    default:
+        return TS_EINVAL;
+    }
 }
 
 const struct sched_ops tessera_plugin = {
     .header = {.type = SCHED_PLUGIN_TYPE, .name = "sched/builtin",
                .abi_version = PLUGIN_ABI_VERSION},
+    .create = create,
+    .destroy = destroy,
     .schedule = schedule,
+    .estimate = estimate,
 };

@@ -72,7 +72,14 @@ static size_t run(struct fixture *f, size_t npartitions)
     struct sched_view view = {.now = 1000, .nodes = nodes, .nnodes = NODES,
                               .npartitions = npartitions, .units = f->units, .nunits = f->n,
                               .select = sel};
-    return tessera_plugin.schedule(&view, f->decisions);
+    void *st = NULL;
+    assert_int_equal(tessera_plugin.create(NULL, &st, NULL, 0), TS_OK);
+    assert_int_equal(tessera_plugin.schedule(st, &view, f->decisions), SCHED_DONE);
+    tessera_plugin.destroy(st);
+    size_t started = 0;
+    for (size_t i = 0; i < f->n; i++)
+        started += f->decisions[i].verdict == SCHED_START;
+    return started;
 }
 
 static void test_queue_order_in_a_partition(void **state)

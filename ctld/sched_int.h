@@ -1,0 +1,57 @@
+/* Inside the scheduling driver: a cycle's snapshot of the controller's state, built by
+ * ctld/sched_view.c and decided on by ctld/sched.c.
+ *
+ * A snapshot owns everything the plugin reads (requests, constraints, placements, the
+ * running jobs' holds) and names jobs by id, never by pointer: a backfill cycle yields to
+ * the event loop between units, and meanwhile jobs may end, be cancelled or change. */
+#ifndef TESSERA_CTLD_SCHED_INT_H
+#define TESSERA_CTLD_SCHED_INT_H
+
+#include "common/sched.h"
+#include "common/select.h"
+#include "tessera.pb-c.h"
+
+#include <stddef.h>
+#include <stdint.h>
+#include <time.h>
+
+struct ctld;
+struct job;
+
+struct cycle {
+    enum sched_kind kind;
+    int64_t now;
+    struct sched_view view;
+    struct select_node *nodes;
+    size_t nnodes;
+    struct sched_unit *units;
+    struct sched_decision *decisions;
+    uint32_t *ids;                    /* each unit's leader id */
+    size_t nunits, ncomps;
+    /* per component, every unit's back to back */
+    struct select_request *reqs;
+    uint32_t *parts;
+    int64_t *limits;
+    struct select_alloc *allocs;
+    uint32_t **eligible, **required;
+    char **constraints;
+    struct select_node_alloc **slots;
+    /* the running components */
+    struct sched_hold *holds;
+    struct select_node_alloc *held;   /* every hold's nodes, back to back */
+    size_t nholds;
+    /* how long it took, yields included */
+    uint64_t started_us, work_us, slice_start_us;
+    uint64_t yields;
+};
+
+/* The snapshot of kind for now: the nodes, the running components and the eligible
+ * pending units in priority order. */
+int sched_cycle_build(struct ctld *c, struct cycle *cy, enum sched_kind kind, time_t now);
+/* A snapshot of the nodes and running components with one unit: the components of a
+ * submission checked by job_submit (sbatch --test-only). */
+int sched_cycle_build_one(struct ctld *c, struct cycle *cy, Tessera__JobDesc *const *descs,
+                          size_t n, time_t now);
+void sched_cycle_free(struct cycle *cy);
+
+#endif
