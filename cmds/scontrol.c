@@ -461,6 +461,18 @@ static int show_sched(struct scontrol *s)
     printf("\tLast cycle at: %s\n", r->last_cycle_time ? when : "Unknown");
     printf("\tJobs started: %llu\n", (unsigned long long)r->jobs_started);
     printf("\tLast queue length: %llu\n", (unsigned long long)r->last_queue_length);
+    printf("Backfilling stats\n");
+    printf("\tTotal backfilled jobs (since last stats cycle start): %llu\n",
+           (unsigned long long)r->bf_jobs_started);
+    printf("\tTotal cycles: %llu\n", (unsigned long long)r->bf_cycles);
+    timefmt_format_timestamp((time_t)r->bf_last_cycle_time, when, sizeof(when));
+    printf("\tLast cycle when: %s\n", r->bf_last_cycle_time ? when : "N/A");
+    printf("\tLast cycle: %llu\n", (unsigned long long)r->bf_last_cycle_usecs);
+    printf("\tMax cycle:  %llu\n", (unsigned long long)r->bf_max_cycle_usecs);
+    printf("\tLast cycle without yields: %llu\n", (unsigned long long)r->bf_last_work_usecs);
+    printf("\tLast cycle yields: %llu\n", (unsigned long long)r->bf_last_yields);
+    printf("\tLast queue length: %llu\n", (unsigned long long)r->bf_last_queue_length);
+    printf("\tLast reservations: %llu\n", (unsigned long long)r->bf_last_reserved);
     printf("Cycles by trigger:\n");
     for (size_t i = 0; i < r->n_triggers; i++)
         printf("\t%-6s %llu\n", r->triggers[i]->name, (unsigned long long)r->triggers[i]->cycles);

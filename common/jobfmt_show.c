@@ -169,6 +169,9 @@ static void show_place(struct rec *r, const Tessera__JobRecord *job)
             jobfmt_or_null(d->exclude));
     rec_line(r);
     rec_add(r, "NodeList=%s", jobfmt_or_empty(job->nodes));
+    /* Slurm adds where the plan starts a pending job */
+    if (job->state == TESSERA__JOB_STATE__JOB_PENDING && jobfmt_is_set(job->sched_nodes))
+        rec_add(r, "SchedNodeList=%s", job->sched_nodes);
     if (jobfmt_batch_host(job, host, sizeof(host))[0]) {
         rec_line(r);
         rec_add(r, "BatchHost=%s", host);

@@ -217,6 +217,15 @@ static const char *get_node_list(const Tessera__JobRecord *job, struct jobfmt_ct
     return jobfmt_or_empty(job->nodes);
 }
 
+/* Where the plan starts a pending job; "(null)" otherwise, as Slurm. */
+static const char *get_sched_nodes(const Tessera__JobRecord *job, struct jobfmt_ctx *ctx,
+                                   char *buf, size_t len)
+{
+    return job->state == TESSERA__JOB_STATE__JOB_PENDING && jobfmt_is_set(job->sched_nodes)
+               ? job->sched_nodes
+               : "(null)";
+}
+
 static const char *get_priority(const Tessera__JobRecord *job, struct jobfmt_ctx *ctx,
                                 char *buf, size_t len)
 {
@@ -435,7 +444,7 @@ static const struct field fields[] = {
     {'e', "EndTime", "END_TIME", get_end, NULL},
     /* The nodes a pending job is planned on: the plan does not send them (yet), so
      * Slurm's text for a job without them. */
-    {'Y', "SchedNodes", "SCHEDNODES", NULL, "(null)"},
+    {'Y', "SchedNodes", "SCHEDNODES", get_sched_nodes, NULL},
     {0, "EligibleTime", "ELIGIBLE_TIME", get_eligible, NULL},
     {0, "Deadline", "DEADLINE", get_deadline, NULL},
     {0, "LastSchedEval", "LAST_SCHED_EVAL", get_last_sched, NULL},

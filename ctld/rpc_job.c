@@ -118,7 +118,8 @@ void ctld_handle_submit(struct rpc_request *req, const Tessera__Request *msg, vo
     tessera__response__init(&p->resp);
     p->ncomponents = sub->n_components;
     p->submit.ncomponents = (uint32_t)sub->n_components;
-    p->submit.job_id = sub->test_only ? 0 : p->leader_id;
+    /* test-only: the id the job would have had (Slurm spends it; nothing is spent here) */
+    p->submit.job_id = sub->test_only ? (uint32_t)c->next_job_id : p->leader_id;
     p->resp.msg_case = TESSERA__RESPONSE__MSG_SUBMIT;
     p->resp.submit = &p->submit;
     if (sub->test_only) {

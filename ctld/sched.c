@@ -13,6 +13,7 @@
 #include "common/jobstate.h"
 #include "common/log.h"
 #include "common/loop.h"
+#include "common/pbutil.h"
 #include "common/plugin.h"
 #include "common/sched.h"
 #include "common/select.h"
@@ -145,6 +146,28 @@ static void set_expected(struct job *lead, int64_t start)
         job_component(lead, i)->rec->expected_start = start;
 }
 
+/* Each component's planned nodes (SchedNodeList), from its placement at the expected
+ * start; cleared without one. */
+static void set_sched_nodes(struct ctld *c, const struct cycle *cy, struct job *lead,
+                            const struct sched_decision *d)
+{
+    for (size_t i = 0; i < job_ncomponents(lead); i++) {
+        Tessera__JobRecord *r = job_component(lead, i)->rec;
+        struct hostlist *hl = d->expected_start ? hostlist_create() : NULL;
+        for (size_t k = 0; hl && k < d->allocs[i].nnodes; k++)
+            if (d->allocs[i].nodes[k].node >= cy->nnodes ||
+                hostlist_push(hl, cy->nodes[d->allocs[i].nodes[k].node].name) != TS_OK) {
+                hostlist_destroy(hl);
+                hl = NULL;
+            }
+        char *text = hl ? hostlist_compress(hl) : NULL;
+        hostlist_destroy(hl);
+        pbutil_set_string(&r->sched_nodes, text ? text : "");
+        free(text);
+    }
+    (void)c;
+}
+
 /* Starts and reasons; a backfill cycle also sets every pending job's expected start.
  * Returns how many units started; *unplanned: a unit waits that no backfill cycle has
  * planned yet. */
@@ -154,8 +177,12 @@ static size_t apply(struct ctld *c, struct cycle *cy, time_t now, int *unplanned
     int backfill = cy->kind == SCHED_BACKFILL;
     size_t started = 0, dropped = 0;
     if (backfill)
-        for (struct job *j = c->jobs.head; j; j = j->next)
-            j->rec->expected_start = 0; /* those not in this plan have no estimate */
+        for (struct job *j = c->jobs.head; j; j = j->next) {
+            /* those not in this plan have no estimate */
+            j->rec->expected_start = 0;
+            if (j->rec->sched_nodes && *j->rec->sched_nodes)
+                pbutil_set_string(&j->rec->sched_nodes, "");
+        }
     for (size_t u = 0; u < cy->nunits; u++) {
         const struct sched_decision *d = &cy->decisions[u];
         struct job *lead = unit_now(c, cy, u, now);
@@ -181,8 +208,10 @@ static size_t apply(struct ctld *c, struct cycle *cy, time_t now, int *unplanned
         }
         for (size_t i = 0; i < job_ncomponents(lead); i++)
             job_component(lead, i)->rec->reason = verdict_reason(d->verdict);
-        if (backfill)
+        if (backfill) {
             set_expected(lead, d->expected_start);
+            set_sched_nodes(c, cy, lead, d);
+        }
         else if (!lead->bf_cycle && d->verdict != SCHED_NEVER)
             *unplanned = 1;
     }

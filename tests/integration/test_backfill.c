@@ -154,6 +154,12 @@ static void test_backfill_around_wide_job(void **state)
     char *shown = show_field(w, "StartTime"), want[32];
     assert_string_equal(shown, stamp(reserved, want, sizeof(want)));
     free(shown);
+    shown = show_field(w, "SchedNodeList");
+    assert_string_equal(shown, "n[1-4]");
+    free(shown);
+    char *sched_nodes = query(w, "%Y");
+    assert_string_equal(sched_nodes, "n[1-4]\n");
+    free(sched_nodes);
 
     /* S fits the free node before W's reservation: it starts ahead of W */
     unsigned s = SUBMIT("-N1", "-t", "0:05", "--wrap=sleep 2");
