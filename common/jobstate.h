@@ -30,7 +30,9 @@
     X(JOB_REASON_CANCELLED, 17, "None")                                                  \
     X(JOB_REASON_BAD_CONSTRAINTS, 18, "BadConstraints")                                  \
     X(JOB_REASON_LAUNCH_FAILED, 19, "JobLaunchFailure")                                  \
-    X(JOB_REASON_SYSTEM_FAILURE, 20, "SystemFailure")
+    X(JOB_REASON_SYSTEM_FAILURE, 20, "SystemFailure")                                    \
+    X(JOB_REASON_ACTIVATION_BLOCKED, 21, "ActivationBlocked")                            \
+    X(JOB_REASON_ACTIVATION_RESERVED, 22, "ActivationReserved")
 
 enum job_reason {
 #define JOB_REASON_ENUM(name, num, text) name = num,

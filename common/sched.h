@@ -29,6 +29,15 @@
 /* An end or a limit that is not known: a running job without a time limit. */
 #define SCHED_NO_END INT64_MAX
 
+/* What an activation filter last said about a unit (SPEC 3.2), as the controller keeps
+ * it until the filter is asked again: the scheduler honours it meanwhile. */
+enum sched_activation {
+    SCHED_ACT_NONE,    /* nothing standing: decide as usual */
+    SCHED_ACT_BLOCK,   /* "block the queue": it does not start, nor does any unit after it */
+    SCHED_ACT_RESERVE, /* "keep the resources": it does not start, its candidate resources
+                        * (sched_unit.kept) stay held for it, others go on */
+};
+
 struct sched_unit {
     uint32_t id;                         /* the leader's job id */
     uint32_t priority;                   /* the highest of its components' */
@@ -38,6 +47,11 @@ struct sched_unit {
     const int64_t *time_limits;          /* each component's limit in seconds (the
                                           * partition's MaxTime already applied); <= 0:
                                           * none, so it is never backfilled */
+    enum sched_activation activation;    /* a standing filter verdict (SPEC 3.2) */
+    int retry;                           /* its filter may be asked again now: decide as
+                                          * usual (a start goes to the filter first) */
+    const struct select_alloc *kept;     /* SCHED_ACT_RESERVE: per component, the
+                                          * candidate resources held for it */
 };
 
 /* What one running job component holds, node by node, until its expected end. */
@@ -79,6 +93,8 @@ enum sched_verdict {
     SCHED_RESOURCES,  /* waits for resources (the first waiting unit of its partitions) */
     SCHED_PRIORITY,   /* waits behind a higher-priority unit of its partitions */
     SCHED_NEVER,      /* cannot run on the nodes as configured (reason BadConstraints) */
+    SCHED_BLOCK,      /* its standing activation verdict blocks the queue */
+    SCHED_RESERVE,    /* waits on its standing activation verdict, its resources kept */
 };
 
 /* One decision per unit, in the order of the view. For SCHED_START, allocs[i] (the

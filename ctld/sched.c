@@ -126,6 +126,8 @@ static uint32_t verdict_reason(enum sched_verdict v)
     switch (v) {
     case SCHED_RESOURCES: return JOB_REASON_RESOURCES;
     case SCHED_PRIORITY: return JOB_REASON_PRIORITY;
+    case SCHED_BLOCK: return JOB_REASON_ACTIVATION_BLOCKED;
+    case SCHED_RESERVE: return JOB_REASON_ACTIVATION_RESERVED;
     default: return JOB_REASON_BAD_CONSTRAINTS;
     }
 }

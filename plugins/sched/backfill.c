@@ -28,6 +28,12 @@
  * only when every component can start now; in mode 1 (and in event cycles) a joint
  * placement of all components at once (select's place_het) is tried first, so
  * overlapping partitions cannot starve it.
+ *
+ * Standing activation verdicts (SPEC 3.2, kept by the controller between two runs of a
+ * unit's filter): a unit that blocks the queue does not start and neither does any unit
+ * after it; a unit that keeps its resources holds them in the plan from now and the
+ * others go on around it. When its filter may be asked again (sched_unit.retry) the unit
+ * is decided as usual.
  */
 #include "common/errors.h"
 #include "common/hashmap.h"
@@ -91,6 +97,7 @@ struct pass {
     size_t ncaps;
     unsigned char *blocked;    /* per partition: BLOCK_* */
     size_t nblocked;
+    int queue_blocked;         /* an activation verdict blocks every later unit */
 };
 
 struct bf_state {
@@ -328,6 +335,7 @@ static int pass_begin(struct bf_state *st, struct pass *ps, const struct sched_v
         ps->nblocked = v->npartitions + 1;
     }
     memset(ps->blocked, 0, ps->nblocked);
+    ps->queue_blocked = 0;
     int same = ps->plan && ps->ncaps == v->nnodes;
     for (size_t i = 0; same && i < v->nnodes; i++)
         same = ps->caps[i].cpus == v->nodes[i].cpus && ps->caps[i].mem_mb == v->nodes[i].mem_mb;
@@ -683,6 +691,32 @@ static void try_now(struct bf_state *st, const struct sched_view *v, const struc
     d->verdict = never ? SCHED_NEVER : SCHED_RESOURCES;
 }
 
+/* A unit under a standing activation verdict, or after one that blocks the queue: 1
+ * when that decides it (d->verdict set), 0 to decide as usual. */
+static int standing_verdict(struct bf_state *st, const struct sched_view *v,
+                            const struct sched_unit *u, struct sched_decision *d)
+{
+    if (st->cur->queue_blocked) {
+        d->verdict = SCHED_PRIORITY;
+        return 1;
+    }
+    if (u->retry || u->activation == SCHED_ACT_NONE)
+        return 0;
+    if (u->activation == SCHED_ACT_BLOCK) {
+        st->cur->queue_blocked = 1;
+        d->verdict = SCHED_BLOCK;
+        return 1;
+    }
+    /* the kept resources are held from now for its run, like a running job's */
+    for (size_t c = 0; u->kept && c < u->ncomponents; c++) {
+        plan_hold_id id;
+        hold_alloc(st, &u->kept[c], v->now, end_of(v->now, u->time_limits[c]), &id);
+    }
+    d->verdict = SCHED_RESERVE;
+    block(st, u, BLOCK_PLANNED);
+    return 1;
+}
+
 /* One unit of a backfill cycle. */
 static int backfill_unit(struct bf_state *st, const struct sched_view *v,
                          const struct sched_unit *u, struct sched_decision *d)
@@ -790,7 +824,9 @@ static enum sched_status backfill_cycle(struct bf_state *st, struct sched_view *
         }
         const struct sched_unit *u = &v->units[i];
         struct sched_decision *d = &decisions[i];
-        if (st->p.mode == BF_OFF) {
+        if (standing_verdict(st, v, u, d)) {
+            continue;
+        } else if (st->p.mode == BF_OFF) {
             unit_without_backfill(st, v, u, d);
         } else if (st->p.mode == BF_PARTIAL && st->examined >= st->p.max_job_test) {
             d->verdict = waiting_verdict(st, u);
@@ -816,6 +852,8 @@ static enum sched_status event_cycle(struct bf_state *st, struct sched_view *v,
     for (size_t i = 0; i < v->nunits; i++) {
         const struct sched_unit *u = &v->units[i];
         struct sched_decision *d = &decisions[i];
+        if (standing_verdict(st, v, u, d))
+            continue;
         int blocked = blocked_by(st, u);
         if (blocked == BLOCK_HARD || (blocked == BLOCK_PLANNED && !has_limits(u))) {
             d->verdict = SCHED_PRIORITY;

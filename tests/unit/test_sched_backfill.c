@@ -119,7 +119,7 @@ static size_t plain(struct world *w, uint32_t id, uint32_t ntasks, int64_t limit
 static struct sched_view view_of(struct world *w, enum sched_kind kind, int64_t now)
 {
     return (struct sched_view){.kind = kind, .now = now, .nodes = w->nodes,
-                               .nnodes = w->nnodes, .npartitions = 1, .holds = w->holds,
+                               .nnodes = w->nnodes, .npartitions = 2, .holds = w->holds,
                                .nholds = w->nholds, .units = w->units, .nunits = w->nunits,
                                .select = sel};
 }
@@ -504,6 +504,55 @@ static void test_het_overlapping_partitions(void **state)
     world_fini(&w);
 }
 
+/* A standing "block the queue" verdict: nothing after it starts, in any partition, until
+ * its filter may be asked again. */
+static void test_activation_block(void **state)
+{
+    struct world w;
+    world_init(&w, 10, 1, "bf_resolution=1");
+    plain(&w, 1, 4, 100);
+    plain(&w, 2, 2, 100);
+    w.parts[1][0] = 1;
+    w.units[0].activation = SCHED_ACT_BLOCK;
+    for (int kind = SCHED_EVENT; kind <= SCHED_BACKFILL; kind++) {
+        cycle(&w, (enum sched_kind)kind, 0);
+        assert_int_equal(V(0), SCHED_BLOCK);
+        assert_int_equal(V(1), SCHED_PRIORITY);
+    }
+    w.units[0].retry = 1;
+    cycle(&w, SCHED_BACKFILL, 1);
+    assert_int_equal(V(0), SCHED_START);
+    assert_int_equal(V(1), SCHED_START);
+    world_fini(&w);
+}
+
+/* A standing "keep the resources" verdict: they stay held, the others go on around. */
+static void test_activation_reserve(void **state)
+{
+    struct world w;
+    world_init(&w, 10, 1, "bf_resolution=1");
+    struct select_node_alloc kept_nodes[4];
+    for (uint32_t i = 0; i < 4; i++)
+        kept_nodes[i] = (struct select_node_alloc){.node = i, .cpus = 1, .tasks = 1};
+    struct select_alloc kept = {.nodes = kept_nodes, .nnodes = 4};
+    plain(&w, 1, 4, 100);
+    plain(&w, 2, 8, 50); /* needs some of the kept CPUs */
+    plain(&w, 3, 6, 50); /* fits beside them */
+    w.units[0].activation = SCHED_ACT_RESERVE;
+    w.units[0].kept = &kept;
+    cycle(&w, SCHED_BACKFILL, 0);
+    assert_int_equal(V(0), SCHED_RESERVE);
+    assert_int_equal(V(1), SCHED_PRIORITY);
+    assert_int_equal(T(1), 100); /* once the kept CPUs are free again */
+    assert_int_equal(V(2), SCHED_START);
+    for (size_t k = 0; k < w.allocs[2][0].nnodes; k++)
+        assert_true(w.allocs[2][0].nodes[k].node >= 4);
+    cycle(&w, SCHED_EVENT, 0);
+    assert_int_equal(V(0), SCHED_RESERVE);
+    assert_int_equal(V(2), SCHED_START);
+    world_fini(&w);
+}
+
 static void test_bad_params(void **state)
 {
     void *st = NULL;
@@ -549,6 +598,8 @@ int main(void)
         cmocka_unit_test(test_two_modes_variant),
         cmocka_unit_test(test_het_shares_nodes),
         cmocka_unit_test(test_het_overlapping_partitions),
+        cmocka_unit_test(test_activation_block),
+        cmocka_unit_test(test_activation_reserve),
         cmocka_unit_test(test_bad_params),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
