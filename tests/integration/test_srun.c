@@ -193,6 +193,10 @@ static void test_step_ids(void **state)
         "srun --het-group=0,1 sh -c 'echo a$SLURM_PROCID $SLURM_STEP_ID'; "
         "srun --het-group=0 sh -c 'echo b$SLURM_PROCID $SLURM_STEP_ID'; "
         "srun --het-group=0,1 sh -c 'echo c$SLURM_PROCID $SLURM_STEP_ID'; "
+        /* the node daemons report a step's end just after srun has seen its tasks end */
+        "for i in $(seq 100); do "
+        "squeue -h -s -t all -j $SLURM_JOB_ID -o '%T' | grep -q RUNNING || break; "
+        "sleep 0.1; done; "
         "squeue -h -s -t all -j $SLURM_JOB_ID -o '%i %j %T'",
         "-N1", ":", "-N1");
     expect_ok(&r);
@@ -392,7 +396,8 @@ static void test_node_daemon_restarted(void **state)
     assert_true(WIFEXITED(status));
     assert_int_not_equal(WEXITSTATUS(status), 0);
     char *text = harness_read_file(log);
-    assert_non_null(strstr(text, "ended without reporting"));
+    if (!text || !strstr(text, "ended without reporting"))
+        fail_msg("srun said:\n%s", text ? text : "(nothing)");
     free(text);
     assert_int_equal(harness_wait_nodes(&cluster, NODES, 15000), 0);
 }
