@@ -359,6 +359,7 @@ static const struct {
     {"sched_min_interval", 0, 60000000}, {"whole_hetjob", 0, 0},
     {"disable_hetjob_steps", 0, 0}, {"bf_mode", 0, 0},
     {"bf_yield_interval", 1, 10000000}, {"bf_min_gap", 0, 3600000},
+    {"default_queue_depth", 1, 1000000},
 };
 
 static int check_sched_item(struct parse *p, const char *item)

@@ -69,6 +69,9 @@ enum sched_kind {
 struct sched_view {
     enum sched_kind kind;
     int64_t now;
+    /* An event-driven cycle may stop after the first default_queue_depth units (Slurm's
+     * SchedulerParameters key); a timed one (sched_interval) sets this to look at all. */
+    int full_queue;
     /* The nodes as running jobs hold them now. The plugin may change alloc_cpus,
      * alloc_mem_mb, jobs and exclusive of this copy as it decides (it is scratch for the
      * cycle). */

@@ -239,6 +239,10 @@ static void run_cycle(struct ctld *c, int reason)
         log_error("scheduler: cannot build the cycle's view: %s", ts_strerror(err));
     } else if (cy.nunits) {
         cy.view.select = s->select;
+        /* the timed cycle and the administrator's look at the whole queue (Slurm's
+         * default_queue_depth bounds the others) */
+        cy.view.full_queue = reason == SCHED_TRIGGER_TIME || reason == SCHED_TRIGGER_CMD ||
+                             reason == SCHED_TRIGGER_FIRST;
         s->sched->schedule(s->plugin_state, &cy.view, cy.decisions);
         started = apply(c, &cy, now, &unplanned);
     }

@@ -52,6 +52,7 @@ struct bf_params {
     int64_t window;        /* seconds planned ahead */
     int64_t resolution;    /* seconds: start times are tried on this grid */
     uint32_t reserve_depth;
+    uint32_t queue_depth;  /* units an event-driven cycle looks at (default_queue_depth) */
 };
 
 /* A reservation: what one component of a unit holds from start to end. */
@@ -165,6 +166,9 @@ static int parse_item(struct bf_params *p, const char *key, const char *val, cha
     } else if (!strcmp(key, "bf_resolution")) {
         bad = param_num(val, 1, 86400, &x);
         p->resolution = x;
+    } else if (!strcmp(key, "default_queue_depth")) {
+        bad = param_num(val, 1, UINT32_MAX, &x);
+        p->queue_depth = (uint32_t)x;
     } else if (!strcmp(key, "bf_reserve_depth")) {
         bad = param_num(val, 0, UINT32_MAX, &x);
         p->reserve_depth = (uint32_t)x;
@@ -177,7 +181,8 @@ static int parse_item(struct bf_params *p, const char *key, const char *val, cha
 static int parse_params(struct bf_params *p, const char *params, char *errbuf, size_t errlen)
 {
     *p = (struct bf_params){.mode = BF_PARTIAL, .max_job_test = 1000, .window = 1440 * 60,
-                            .resolution = 60, .reserve_depth = 1};
+                            .resolution = 60, .reserve_depth = 1,
+                            .queue_depth = 100};
     if (!params || !*params)
         return TS_OK;
     char *copy = strdup(params), *save = NULL;
@@ -843,13 +848,16 @@ static enum sched_status backfill_cycle(struct bf_state *st, struct sched_view *
 
 /* An event-driven cycle: the running jobs, then in priority order each unit against what
  * is held so far (what started, and the reservations of the units ahead of it). A unit
- * behind a waiting one starts only if that one holds a reservation it cannot delay. */
+ * behind a waiting one starts only if that one holds a reservation it cannot delay. Only
+ * the first default_queue_depth units are looked at, unless the view asks for the whole
+ * queue: the rest stay undecided (as they were) until a timed or backfill cycle. */
 static enum sched_status event_cycle(struct bf_state *st, struct sched_view *v,
                                      struct sched_decision *decisions)
 {
     if (pass_begin(st, &st->ev, v) || hold_running(st, v))
         return SCHED_DONE;
-    for (size_t i = 0; i < v->nunits; i++) {
+    size_t depth = v->full_queue ? v->nunits : st->p.queue_depth;
+    for (size_t i = 0; i < v->nunits && i < depth; i++) {
         const struct sched_unit *u = &v->units[i];
         struct sched_decision *d = &decisions[i];
         if (standing_verdict(st, v, u, d))

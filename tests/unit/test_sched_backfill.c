@@ -322,6 +322,27 @@ static void test_event_respects_reservations(void **state)
     world_fini(&w);
 }
 
+/* Event-driven cycles look at default_queue_depth units unless asked for all. */
+static void test_event_queue_depth(void **state)
+{
+    struct world w;
+    world_init(&w, 10, 1, "default_queue_depth=2");
+    plain(&w, 1, 2, 10);
+    plain(&w, 2, 2, 10);
+    plain(&w, 3, 2, 10);
+    cycle(&w, SCHED_EVENT, 0);
+    assert_int_equal(V(0), SCHED_START);
+    assert_int_equal(V(1), SCHED_START);
+    assert_int_equal(V(2), SCHED_UNDECIDED);
+    struct sched_view v = view_of(&w, SCHED_EVENT, 0);
+    v.full_queue = 1;
+    for (size_t u = 0; u < w.nunits; u++)
+        w.decisions[u] = (struct sched_decision){.allocs = w.allocs[u]};
+    assert_int_equal(tessera_plugin.schedule(w.st, &v, w.decisions), SCHED_DONE);
+    assert_int_equal(V(2), SCHED_START);
+    world_fini(&w);
+}
+
 static int yields_left;
 static int yield_after_one(void *arg)
 {
@@ -592,6 +613,7 @@ int main(void)
         cmocka_unit_test(test_lookahead),
         cmocka_unit_test(test_window_and_resolution),
         cmocka_unit_test(test_event_respects_reservations),
+        cmocka_unit_test(test_event_queue_depth),
         cmocka_unit_test(test_yield_resumes),
         cmocka_unit_test(test_estimate),
         cmocka_unit_test(test_two_modes),
