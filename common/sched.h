@@ -88,6 +88,9 @@ struct sched_view {
      * decisions to go on). NULL: never. The caller owns the clock this reads. */
     int (*should_yield)(void *arg);
     void *yield_arg;
+    /* Set by the caller on the calls that go on with a yielded cycle; 0 starts a new one
+     * (a cycle the caller abandoned is forgotten). */
+    int resume;
 };
 
 enum sched_verdict {
@@ -124,9 +127,9 @@ struct sched_ops {
     int (*create)(const char *params, void **state, char *errbuf, size_t errlen);
     void (*destroy)(void *state);
     /* Decide for the units of the view: decisions[i] belongs to units[i]. SCHED_MORE
-     * when it yielded: the caller calls again, with the same view and decisions, before
-     * applying any of them or starting another cycle of this kind (an event-driven cycle
-     * may run in between, with its own view). */
+     * when it yielded: the caller calls again, with the same view (resume set) and
+     * decisions, before applying any of them or starting another cycle of this kind (an
+     * event-driven cycle may run in between, with its own view). */
     enum sched_status (*schedule)(void *state, struct sched_view *view,
                                   struct sched_decision *decisions);
     /* sbatch --test-only: when and where unit u (not in the view's queue) would start

@@ -359,6 +359,7 @@ static void backfill_slice(struct ctld *c)
     cy->work_us += mono_us() - cy->slice_start_us;
     if (st == SCHED_MORE) {
         cy->yields++;
+        cy->view.resume = 1;
         backfill_request(c, 0); /* the loop serves what waits, then this goes on */
         return;
     }

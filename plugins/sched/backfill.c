@@ -818,7 +818,7 @@ static void backfill_end(struct bf_state *st)
 static enum sched_status backfill_cycle(struct bf_state *st, struct sched_view *v,
                                         struct sched_decision *decisions)
 {
-    if (!st->in_cycle && backfill_begin(st, v) != TS_OK)
+    if ((!st->in_cycle || !v->resume) && backfill_begin(st, v) != TS_OK)
         return SCHED_DONE; /* out of memory: undecided, nothing starts */
     st->cur = &st->bf;
     size_t first = st->cursor;

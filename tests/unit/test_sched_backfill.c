@@ -364,6 +364,7 @@ static void test_yield_resumes(void **state)
     int calls = 1;
     while (tessera_plugin.schedule(w.st, &v, w.decisions) == SCHED_MORE) {
         calls++;
+        v.resume = 1;
         /* an event-driven cycle in between has a plan of its own */
         struct sched_decision ev[MAXU];
         struct select_alloc ea[MAXU][MAXC];
@@ -378,6 +379,15 @@ static void test_yield_resumes(void **state)
         assert_int_equal(ev[0].verdict, SCHED_RESOURCES);
     }
     assert_int_equal(calls, 3);
+    /* a cycle abandoned after a yield is forgotten: the next call starts afresh */
+    yields_left = 1;
+    v.resume = 0;
+    for (size_t u = 0; u < w.nunits; u++)
+        w.decisions[u] = (struct sched_decision){.allocs = w.allocs[u]};
+    assert_int_equal(tessera_plugin.schedule(w.st, &v, w.decisions), SCHED_MORE);
+    v.should_yield = NULL;
+    assert_int_equal(tessera_plugin.schedule(w.st, &v, w.decisions), SCHED_DONE);
+    assert_int_equal(T(0), 100);
     assert_int_equal(T(0), 100);
     assert_int_equal(T(1), 200);
     assert_int_equal(T(2), 200);
