@@ -81,6 +81,11 @@ struct select_ops {
     /* Place one component on the nodes as they are. */
     enum select_result (*place)(const struct select_view *view, const struct select_request *req,
                                 struct select_alloc *out);
+    /* As place, without telling SELECT_NEVER from SELECT_BUSY (both are SELECT_BUSY):
+     * what a planner asks at many future times once it knows the request can run at
+     * all, for a fraction of the cost. */
+    enum select_result (*try_place)(const struct select_view *view,
+                                    const struct select_request *req, struct select_alloc *out);
     /* Place the components of a het job together, all or nothing: each sees what the
      * others take (they may share nodes). outs[i] is the placement of reqs[i]. */
     enum select_result (*place_het)(const struct select_view *view,

@@ -87,7 +87,6 @@ struct fit_ctx {
     const struct sched_view *view;
     const struct select_request *req;
     struct select_alloc *out;
-    int never; /* the select plugin said it can never run */
 };
 
 /* A plan with the partitions' blocking of one kind of cycle: a backfill cycle that
@@ -420,18 +419,60 @@ static void synthesize(struct bf_state *st, const struct sched_view *v,
     }
 }
 
+/* The most tasks node n could take of req with fc CPUs and fm MB free: a bound the select
+ * plugin never beats (it counts the same way, and also checks features and -w). */
+static uint64_t task_bound(const struct select_request *req, const struct select_node *n,
+                           uint32_t fc, uint64_t fm)
+{
+    uint32_t cpt = req->cpus_per_task ? req->cpus_per_task : 1;
+    uint32_t cpus = fc < n->cpus ? fc : n->cpus;
+    uint64_t mem = fm < n->mem_mb ? fm : n->mem_mb;
+    if (!n->available || (req->exclusive && (cpus < n->cpus || mem < n->mem_mb)) ||
+        (req->mem_whole_node && mem < n->mem_mb) ||
+        (req->mem_per_node_mb && mem < req->mem_per_node_mb))
+        return 0;
+    uint64_t t = cpus / cpt;
+    if (req->ntasks_per_node && t > req->ntasks_per_node)
+        t = req->ntasks_per_node;
+    if (req->mem_per_cpu_mb && mem / (req->mem_per_cpu_mb * cpt) < t)
+        t = mem / (req->mem_per_cpu_mb * cpt);
+    return t;
+}
+
+/* Whether the free resources could hold req at all. Most candidate times of a busy
+ * cluster fail this, and it costs one pass over the nodes where placing costs a sort. */
+static int could_fit(const struct sched_view *v, const struct select_request *req,
+                     const uint32_t *fc, const uint64_t *fm)
+{
+    uint64_t tasks = 0;
+    uint32_t nodes = 0;
+    for (size_t k = 0; k < req->neligible; k++) {
+        uint64_t t = task_bound(req, &v->nodes[req->eligible[k]], fc[k], fm[k]);
+        tasks += t;
+        nodes += t > 0;
+    }
+    return tasks >= req->ntasks && nodes >= req->min_nodes;
+}
+
 static int fit(void *arg, int64_t start, const uint32_t *fc, const uint64_t *fm)
 {
     (void)start;
     struct fit_ctx *f = arg;
-    if (f->never)
+    if (!could_fit(f->view, f->req, fc, fm))
         return 0;
     synthesize(f->st, f->view, f->req, fc, fm);
     const struct select_view sv = {.nodes = f->st->syn, .nnodes = f->st->nsyn};
-    enum select_result r = f->view->select->place(&sv, f->req, f->out);
-    if (r == SELECT_NEVER)
-        f->never = 1;
-    return r == SELECT_OK;
+    return f->view->select->try_place(&sv, f->req, f->out) == SELECT_OK;
+}
+
+/* Whether req could not run even on empty nodes (the nodes changed since it was
+ * accepted): asked only of a request the window has no room for, as the select plugin's
+ * full answer costs a second placement. */
+static int never_fits(const struct sched_view *v, const struct select_request *req,
+                      struct select_alloc *scratch)
+{
+    const struct select_view sv = {.nodes = v->nodes, .nnodes = v->nnodes};
+    return v->select->place(&sv, req, scratch) == SELECT_NEVER;
 }
 
 /* The duration a component is planned for: its limit, or (none) the whole window. */
@@ -459,9 +500,7 @@ static int earliest(struct bf_state *st, const struct sched_view *v,
     struct fit_ctx f = {.st = st, .view = v, .req = req, .out = out};
     int err = plan_earliest(st->cur->plan, from, duration_of(st, limit), horizon, st->p.resolution,
                             req->eligible, req->neligible, fit, &f, start);
-    if (f.never)
-        return TS_EINVAL;
-    return err;
+    return err == TS_ENOENT && never_fits(v, req, out) ? TS_EINVAL : err;
 }
 
 /* Whether every component can start now together: one joint placement on what the plan
@@ -682,7 +721,7 @@ static void try_now(struct bf_state *st, const struct sched_view *v, const struc
         fits = req->neligible &&
                plan_earliest(st->cur->plan, v->now, duration_of(st, u->time_limits[0]), 0, 1,
                              req->eligible, req->neligible, fit, &f, &t) == TS_OK;
-        never = !req->neligible || f.never;
+        never = !req->neligible || (!fits && never_fits(v, req, d->allocs));
     }
     if (fits) {
         int64_t starts[u->ncomponents];

@@ -369,6 +369,13 @@ static enum select_result place(const struct select_view *view,
     return res;
 }
 
+static enum select_result try_place(const struct select_view *view,
+                                    const struct select_request *req, struct select_alloc *out)
+{
+    struct attempt a = {.view = view, .req = req};
+    return place_one(&a, out) == 0 ? SELECT_OK : SELECT_BUSY;
+}
+
 /* ---- heterogeneous jobs ---- */
 
 struct het {
@@ -541,5 +548,6 @@ const struct select_ops tessera_plugin = {
     .header = {.type = SELECT_PLUGIN_TYPE, .name = "select/consumable",
                .abi_version = PLUGIN_ABI_VERSION},
     .place = place,
+    .try_place = try_place,
     .place_het = place_het,
 };

@@ -584,6 +584,24 @@ static void test_activation_reserve(void **state)
     world_fini(&w);
 }
 
+/* A unit the nodes can never hold (they changed since it was accepted) is told so, in
+ * both kinds of cycle, and blocks nobody. */
+static void test_never(void **state)
+{
+    struct world w;
+    world_init(&w, 4, 1, "bf_resolution=1");
+    static const uint32_t all4[4] = {0, 1, 2, 3};
+    running(&w, all4, 2, 1, 100);
+    plain(&w, 1, 5, 10);
+    plain(&w, 2, 2, 10);
+    for (int kind = SCHED_EVENT; kind <= SCHED_BACKFILL; kind++) {
+        cycle(&w, (enum sched_kind)kind, 0);
+        assert_int_equal(V(0), SCHED_NEVER);
+        assert_int_equal(V(1), SCHED_START);
+    }
+    world_fini(&w);
+}
+
 static void test_bad_params(void **state)
 {
     void *st = NULL;
@@ -632,6 +650,7 @@ int main(void)
         cmocka_unit_test(test_het_overlapping_partitions),
         cmocka_unit_test(test_activation_block),
         cmocka_unit_test(test_activation_reserve),
+        cmocka_unit_test(test_never),
         cmocka_unit_test(test_bad_params),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -706,10 +706,33 @@ static void test_loaded_plugin(void **state)
     plugin_unload(pl);
 }
 
+/* try_place: the same placement as place when there is one, and BUSY both for "not now"
+ * and "never". */
+static void test_try_place(void **state)
+{
+    (void)state;
+    cluster(2, 4, 1000);
+    struct select_request r = req();
+    r.ntasks = 6;
+    assert_int_equal(tessera_plugin.try_place(&F.view, &r, &F.out[0]), SELECT_OK);
+    char first[1024];
+    snprintf(first, sizeof(first), "%s", fmt(&F.out[0]));
+    assert_int_equal(place(&r), SELECT_OK);
+    assert_string_equal(fmt(&F.out[0]), first);
+    F.nodes[0].alloc_cpus = 4;
+    F.nodes[0].jobs = 1;
+    assert_int_equal(tessera_plugin.try_place(&F.view, &r, &F.out[0]), SELECT_BUSY);
+    assert_int_equal(place(&r), SELECT_BUSY);
+    r.ntasks = 9;
+    assert_int_equal(tessera_plugin.try_place(&F.view, &r, &F.out[0]), SELECT_BUSY);
+    assert_int_equal(place(&r), SELECT_NEVER);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_share_node),
+        cmocka_unit_test(test_try_place),
         cmocka_unit_test(test_layout),
         cmocka_unit_test(test_node_range),
         cmocka_unit_test(test_cpus_per_task),
