@@ -12,7 +12,7 @@
 #include <stdint.h>
 
 /* Raise when any ops table or anything a plugin sees changes incompatibly. */
-#define PLUGIN_ABI_VERSION 1
+#define PLUGIN_ABI_VERSION 2
 #define PLUGIN_SYMBOL "tessera_plugin"
 
 struct plugin_header {
