@@ -471,6 +471,7 @@ static int show_sched(struct scontrol *s)
     printf("\tMax cycle:  %llu\n", (unsigned long long)r->bf_max_cycle_usecs);
     printf("\tLast cycle without yields: %llu\n", (unsigned long long)r->bf_last_work_usecs);
     printf("\tLast cycle yields: %llu\n", (unsigned long long)r->bf_last_yields);
+    printf("\tTotal yields: %llu\n", (unsigned long long)r->bf_yields);
     printf("\tLast queue length: %llu\n", (unsigned long long)r->bf_last_queue_length);
     printf("\tLast reservations: %llu\n", (unsigned long long)r->bf_last_reserved);
     printf("Cycles by trigger:\n");

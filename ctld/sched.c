@@ -53,7 +53,7 @@ struct sched_state {
     time_t last_cycle;
     uint64_t last_usecs, max_usecs, last_queue;
     uint64_t bf_cycles, bf_started, bf_last_usecs, bf_max_usecs, bf_last_work_usecs;
-    uint64_t bf_last_queue, bf_last_yields, bf_last_reserved;
+    uint64_t bf_last_queue, bf_last_yields, bf_last_reserved, bf_yields;
     time_t bf_last_cycle;
 };
 
@@ -317,6 +317,7 @@ static void backfill_done(struct ctld *c)
     s->bf_last_work_usecs = cy->work_us;
     s->bf_last_queue = cy->nunits;
     s->bf_last_yields = cy->yields;
+    s->bf_yields += cy->yields;
     s->bf_last_reserved = reserved;
     if (total > s->bf_max_usecs)
         s->bf_max_usecs = total;
@@ -535,6 +536,7 @@ void sched_fill_stats(struct ctld *c, Tessera__SchedStatsResponse *out,
     out->bf_last_queue_length = s->bf_last_queue;
     out->bf_last_yields = s->bf_last_yields;
     out->bf_last_reserved = s->bf_last_reserved;
+    out->bf_yields = s->bf_yields;
     for (int i = 0; i < SCHED_TRIGGER_COUNT; i++) {
         tessera__sched_trigger__init(&storage[i]);
         storage[i].name = (char *)trigger_names[i];

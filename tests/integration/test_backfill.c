@@ -36,7 +36,9 @@ static int group_setup(void **state)
     snprintf(extra, sizeof(extra),
              "NodedTimeout=3\nKillWait=1\nMinJobAge=600\nMessageTimeout=5\n"
              "SchedulerType=sched/backfill\n"
-             "SchedulerParameters=bf_interval=1,bf_resolution=1,bf_min_gap=200\n%s"
+             /* a yield after every unit: the cycles go on across loop turns */
+             "SchedulerParameters=bf_interval=1,bf_resolution=1,bf_min_gap=200,"
+             "bf_yield_interval=1\n%s"
              "PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=UNLIMITED\n",
              nodes);
     if (harness_cluster_write_conf(&cluster, extra))
@@ -204,6 +206,13 @@ static void test_backfill_around_wide_job(void **state)
     free(s_state);
     wait_for(l, "%T", "COMPLETED\n", 30);
     assert_true(time_of(l, "%S") >= w_start);
+    /* those cycles gave the loop a turn between units, and still planned as above */
+    r = cmdcheck_run(&cluster, "scontrol", (const char *const[]){"show", "sched", NULL});
+    expect_ok(&r);
+    const char *y = strstr(r.out, "Total yields: ");
+    assert_non_null(y);
+    assert_true(strtoul(y + strlen("Total yields: "), NULL, 10) > 0);
+    result_free(&r);
 }
 
 /* A het job pinned to n1 and n2, which free up 4 s apart: never partly running, and
