@@ -3,6 +3,7 @@
 
 #include "common/conf.h"
 #include "common/errors.h"
+#include "common/jobfmt.h"
 #include "common/jobopt.h"
 
 #include <limits.h>
@@ -109,6 +110,16 @@ static int set_command(const struct jobopt *opt, const char *cwd)
     return 0;
 }
 
+/* A refused submission as Slurm's sbatch words it; --test-only's refusal is Slurm's
+ * "allocation failure: ..." line, without the "sbatch: error:" prefix. */
+static void failure(const struct jobopt *opt, const char *why)
+{
+    if (opt->test_only)
+        fprintf(stderr, "allocation failure: %s\n", why);
+    else
+        cmd_error(PROG, "Batch job submission failed: %s", why);
+}
+
 static int submit(struct ctl *ctl, const struct jobopt *opt)
 {
     Tessera__SubmitRequest sub = TESSERA__SUBMIT_REQUEST__INIT;
@@ -121,23 +132,27 @@ static int submit(struct ctl *ctl, const struct jobopt *opt)
     Tessera__Response *resp = NULL;
     int err = ctl_call(ctl, &req, &resp);
     if (err) {
-        cmd_error(PROG, "Batch job submission failed: %s",
-                  err == TS_ECONNECT ? "Unable to contact slurm controller (connect failure)"
-                                     : ctl_error_text(ctl)[0] ? ctl_error_text(ctl)
-                                                              : ts_strerror(err));
+        failure(opt, err == TS_ECONNECT ? "Unable to contact slurm controller (connect failure)"
+                     : ctl_error_text(ctl)[0] ? ctl_error_text(ctl)
+                                              : ts_strerror(err));
         return 1;
     }
     int rc = 0;
     if (resp->error) {
-        cmd_error(PROG, "Batch job submission failed: %s", resp->error->text);
+        failure(opt, resp->error->text);
         rc = 1;
     } else if (resp->msg_case != TESSERA__RESPONSE__MSG_SUBMIT) {
-        cmd_error(PROG, "Batch job submission failed: unexpected response");
+        failure(opt, "unexpected response");
         rc = 1;
     } else if (opt->test_only) {
-        /* The controller checked the job against partitions, limits and nodes; a start
-         * time estimate needs the scheduler's plan, which the controller has not yet. */
-        fprintf(stderr, "%s: Job would be accepted (no start time estimate)\n", PROG);
+        /* When and where the scheduler's plan would start the job, on stderr as Slurm. */
+        char *line = jobfmt_test_only(resp->submit);
+        if (line)
+            fprintf(stderr, "%s: %s\n", PROG, line);
+        else
+            cmd_error(PROG, "%s", ts_strerror(TS_ENOMEM));
+        rc = line ? 0 : 1;
+        free(line);
     } else if (opt->parsable) {
         printf("%u\n", resp->submit->job_id);
     } else {

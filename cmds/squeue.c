@@ -36,6 +36,7 @@ struct options {
     size_t nstates;
     int all_states;
     int noheader, json, longfmt;
+    int start;               /* --start: pending jobs by expected start */
     int steps;               /* -s: steps rather than jobs */
     struct list step_ids;    /* -s's list ("93.1", "93") */
     const char *format, *fields;
@@ -115,6 +116,8 @@ static int resolve_states(struct options *o)
     }
     if (o->all_states)
         o->nstates = 0; /* "all" wins over the others */
+    else if (o->start && o->states_text.n == 0)
+        o->states[o->nstates++] = TESSERA__JOB_STATE__JOB_PENDING; /* --start's default */
     return 0;
 }
 
@@ -144,13 +147,14 @@ static void usage(FILE *out)
                  "  -O, --Format=fields     columns by name: JobID:10,Name,...\n"
                  "  -p, --partition=list    jobs in these partitions\n"
                  "  -s, --steps [list]      steps (\"93.1\", or every step of \"93\") instead of jobs\n"
+                 "      --start             pending jobs by expected start time\n"
                  "  -t, --states=list       jobs in these states (or all)\n"
                  "  -u, --user=list         jobs of these users\n"
                  "      --help              this text\n"
                  "  -V, --version           print the version\n");
 }
 
-enum { OPT_JSON = 1000, OPT_HELP };
+enum { OPT_JSON = 1000, OPT_HELP, OPT_START };
 
 static int parse_options(int argc, char **argv, struct options *o)
 {
@@ -163,7 +167,8 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"long", no_argument, NULL, 'l'},         {"json", no_argument, NULL, OPT_JSON},
         {"help", no_argument, NULL, OPT_HELP},    {"usage", no_argument, NULL, OPT_HELP},
         {"version", no_argument, NULL, 'V'},      {"all", no_argument, NULL, 'a'},
-        {"steps", optional_argument, NULL, 's'},  {NULL, 0, NULL, 0},
+        {"steps", optional_argument, NULL, 's'},  {"start", no_argument, NULL, OPT_START},
+        {NULL, 0, NULL, 0},
     };
     int ch, err = 0;
     while (!err && (ch = getopt_long(argc, argv, "j:u:p:t:n:ho:O:laVs::", longopts, NULL)) != -1) {
@@ -186,6 +191,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'l': o->longfmt = 1; break;
         case 'a': break; /* every partition is visible: nothing is hidden to show */
         case OPT_JSON: o->json = 1; break;
+        case OPT_START: o->start = 1; break;
         case OPT_HELP: usage(stdout); exit(0);
         case 'V': printf("tessera %s\n", TESSERA_VERSION); exit(0);
         default: fprintf(stderr, "Try \"squeue --help\" for more information\n"); return -1;
@@ -310,12 +316,21 @@ static int print_table(const struct options *o, Tessera__JobQueryResponse *jq)
     struct jobfmt *fmt = NULL;
     char err[256];
     int e = o->fields ? jobfmt_compile_fields(o->fields, &fmt, err, sizeof(err))
-                      : jobfmt_compile(o->format ? o->format
+                      : jobfmt_compile(o->format  ? o->format
+                                       : o->start ? JOBFMT_SQUEUE_START
                                        : o->longfmt ? LONG_FORMAT
                                                     : JOBFMT_SQUEUE_DEFAULT,
                                        &fmt, err, sizeof(err));
     if (e) {
         fprintf(stderr, "%s: error: %s\n", PROG, err);
+        return 1;
+    }
+    /* --start: by expected start time (Slurm's --sort=S); otherwise the default order. */
+    if (!o->start)
+        jobfmt_sort_default(jq->jobs, jq->n_jobs);
+    else if ((e = jobfmt_sort_start(jq->jobs, jq->n_jobs, (time_t)jq->now)) != TS_OK) {
+        fprintf(stderr, "%s: error: %s\n", PROG, ts_strerror(e));
+        jobfmt_free(fmt);
         return 1;
     }
     struct jobfmt_ctx *ctx = jobfmt_ctx_create((time_t)jq->now);
@@ -331,7 +346,6 @@ static int print_table(const struct options *o, Tessera__JobQueryResponse *jq)
         fputs(h ? h : "", stdout);
         free(h);
     }
-    jobfmt_sort_default(jq->jobs, jq->n_jobs);
     for (size_t i = 0; ctx && i < jq->n_jobs; i++) {
         char *row = jobfmt_row(fmt, jq->jobs[i], ctx);
         fputs(row ? row : "", stdout);

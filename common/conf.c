@@ -214,8 +214,7 @@ static const struct directive directives[] = {
     {"PluginDir", DT_PATH, OFF(plugin_dir), 0, 0, TESSERA_PLUGIN_DIR, NULL},
     {"SchedulerParameters", DT_STRING, OFF(scheduler_parameters), 0, 0, NULL,
      check_scheduler_parameters},
-    /* sched/builtin until sched/backfill exists (SPEC 6 names backfill the default) */
-    {"SchedulerType", DT_STRING, OFF(scheduler_type), 0, 0, "sched/builtin",
+    {"SchedulerType", DT_STRING, OFF(scheduler_type), 0, 0, "sched/backfill",
      check_scheduler_type},
     {"SelectType", DT_STRING, OFF(select_type), 0, 0, "select/consumable", check_select_type},
     {"SlurmUser", DT_STRING, OFF(slurm_user), 0, 0, "root", check_slurm_user},

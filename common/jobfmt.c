@@ -302,6 +302,30 @@ const char *jobfmt_time_text(int64_t t, const char *unset, char *buf, size_t len
     return buf;
 }
 
+static int planned(const Tessera__JobRecord *job)
+{
+    return job->state == TESSERA__JOB_STATE__JOB_PENDING && job->expected_start != 0;
+}
+
+int64_t jobfmt_start_time(const Tessera__JobRecord *job)
+{
+    if (job->state == TESSERA__JOB_STATE__JOB_PENDING)
+        return job->expected_start;
+    return job->start_time;
+}
+
+int64_t jobfmt_end_time(const Tessera__JobRecord *job, int *open_ended)
+{
+    *open_ended = 0;
+    if (!planned(job))
+        return job->end_time;
+    if (job->time_limit < 0) {
+        *open_ended = 1;
+        return 0;
+    }
+    return job->expected_start + job->time_limit;
+}
+
 const char *jobfmt_exit_text(int32_t status, char *buf, size_t len)
 {
     snprintf(buf, len, "%d:%d", (status >> 8) & 0xff, status & 0x7f);
@@ -389,6 +413,38 @@ char *jobfmt_std_path(const Tessera__JobRecord *job, enum jobfmt_stream which,
         } else {
             fputc(*p, f);
         }
+    }
+    return jobfmt_memstream_done(f, &text);
+}
+
+/* ---- sbatch --test-only ----------------------------------------------------------------- */
+
+char *jobfmt_test_only(const Tessera__SubmitResponse *r)
+{
+    char *text = NULL;
+    size_t len = 0;
+    char when[64];
+    int het = r->ncomponents > 1;
+    int has_part = !het && jobfmt_is_set(r->partition);
+    FILE *f = open_memstream(&text, &len);
+
+    if (!f)
+        return NULL;
+    /* Slurm names the id the job would have had; without one (0), "Job" alone. */
+    fputs("Job", f);
+    if (r->job_id)
+        fprintf(f, " %" PRIu32, r->job_id);
+    if (r->expected_start == 0) {
+        /* Slurm always names a time; a controller that could not plan the job says so. */
+        fprintf(f, " would be accepted%s%s, but no start time could be estimated",
+                has_part ? " in partition " : "", has_part ? r->partition : "");
+    } else {
+        jobfmt_time_text(r->expected_start, "Unknown", when, sizeof(when));
+        /* Slurm's two wordings: a het job's components are summed, without partition. */
+        fprintf(f, " to start at %s using %" PRIu32 " processors on %s%s", when, r->cpus,
+                het ? "" : "nodes ", jobfmt_or_empty(r->nodes));
+        if (has_part)
+            fprintf(f, " in partition %s", r->partition);
     }
     return jobfmt_memstream_done(f, &text);
 }

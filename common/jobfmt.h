@@ -16,6 +16,8 @@
 
 /* squeue's default format. */
 #define JOBFMT_SQUEUE_DEFAULT "%.18i %.9P %.8j %.8u %.2t %.10M %.6D %R"
+/* squeue --start's: expected start times and the nodes planned (%Y). */
+#define JOBFMT_SQUEUE_START "%.18i %.9P %.8j %.8u %.2t %.19S %.6D %20Y %R"
 
 struct jobfmt;     /* a compiled squeue format */
 struct jobfmt_ctx; /* now, and caches of user and group names */
@@ -66,6 +68,20 @@ char *jobfmt_std_path(const Tessera__JobRecord *job, enum jobfmt_stream which,
  * (highest job id) first, which is the order Slurm's controller happens to hold them in.
  */
 void jobfmt_sort_default(Tessera__JobRecord **jobs, size_t n);
+
+/* Sort jobs in squeue --start's order (in place): by start time, the expected one for a
+ * pending job (Slurm's --sort=S); jobs without one last, a pending job whose expected
+ * start has passed as if it started now; equal times by job id. TS_OK, or TS_ENOMEM
+ * with the jobs left as they were. */
+int jobfmt_sort_start(Tessera__JobRecord **jobs, size_t n, time_t now);
+
+/* sbatch --test-only's report of a response (no "sbatch: " prefix, no newline), as
+ * Slurm words it: "Job 551 to start at 2026-11-22T18:16:57 using 1 processors on nodes
+ * n1 in partition debug" (a het job: "... using 4 processors on n[1-2]", no partition).
+ * When the controller could not plan the job (expected_start 0): "Job 551 would be
+ * accepted in partition debug, but no start time could be estimated". A response without
+ * a job id (0) says "Job to start at ...". malloc'd. */
+char *jobfmt_test_only(const Tessera__SubmitResponse *resp);
 
 /* squeue --json: the whole document for these jobs, malloc'd. */
 char *jobfmt_json(Tessera__JobRecord *const *jobs, size_t n, struct jobfmt_ctx *ctx);

@@ -61,6 +61,15 @@ const char *jobfmt_het_id_set(const Tessera__JobRecord *job, char *buf, size_t l
 /* Timestamps "YYYY-MM-DDTHH:MM:SS" in local time, or `unset` for 0. */
 const char *jobfmt_time_text(int64_t t, const char *unset, char *buf, size_t len);
 
+/* When the job starts or started, as squeue, scontrol and the JSON document show it: for
+ * a pending job the scheduler's planned start (expected_start; 0 when it has none),
+ * otherwise start_time. */
+int64_t jobfmt_start_time(const Tessera__JobRecord *job);
+/* When the job ends or is expected to: for a pending job with a planned start, that
+ * start plus the time limit, or 0 with *open_ended set when the limit is unlimited
+ * (Slurm: "EndTime=Unknown", squeue "NONE"); otherwise end_time (*open_ended 0). */
+int64_t jobfmt_end_time(const Tessera__JobRecord *job, int *open_ended);
+
 /* Exit code "code:signal". */
 const char *jobfmt_exit_text(int32_t status, char *buf, size_t len);
 

@@ -47,6 +47,16 @@ static json_t *mem_or_null(int has, uint64_t mb)
     return has ? json_integer((json_int_t)mb) : json_null();
 }
 
+/* A planned pending job's expected end; 0 when its limit is unlimited (Slurm prints a
+ * time some 136 years on, an artefact of its INFINITE limit). */
+static int64_t end_time(const Tessera__JobRecord *job)
+{
+    int open_ended;
+    int64_t end = jobfmt_end_time(job, &open_ended);
+
+    return open_ended ? 0 : end;
+}
+
 static void job_head(struct obj *o, const Tessera__JobRecord *job, struct jobfmt_ctx *ctx)
 {
     const Tessera__JobDesc *d = D(job);
@@ -60,7 +70,7 @@ static void job_head(struct obj *o, const Tessera__JobRecord *job, struct jobfmt
     set(o, "deadline", json_integer(d->deadline));
     set(o, "dependency", str(d->dependency));
     set(o, "eligible_time", json_integer(job->eligible_time));
-    set(o, "end_time", json_integer(job->end_time));
+    set(o, "end_time", json_integer(end_time(job)));
     set(o, "excluded_nodes", str(d->exclude));
     set(o, "exit_code", json_integer(job->exit_code));
     set(o, "features", str(d->constraint));
@@ -108,7 +118,7 @@ static void job_tail(struct obj *o, const Tessera__JobRecord *job, struct jobfmt
     const Tessera__JobDesc *d = D(job);
     char tres[256];
 
-    set(o, "start_time", json_integer(job->start_time));
+    set(o, "start_time", json_integer(jobfmt_start_time(job)));
     set(o, "state_description", str(job->state_desc));
     set(o, "state_reason", str(jobreason_name(job->reason)));
     /* The patterns as given, as Slurm keeps them here (scontrol shows them expanded). */

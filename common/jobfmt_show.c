@@ -120,6 +120,8 @@ static void show_state(struct rec *r, const Tessera__JobRecord *job, struct jobf
 static void show_times(struct rec *r, const Tessera__JobRecord *job)
 {
     char a[TBUF], b[TBUF], c[TBUF];
+    int open_ended;
+    int64_t end = jobfmt_end_time(job, &open_ended);
 
     rec_line(r);
     rec_add(r, "SubmitTime=%s", jobfmt_time_text(job->submit_time, "Unknown", a, TBUF));
@@ -127,10 +129,12 @@ static void show_times(struct rec *r, const Tessera__JobRecord *job)
     /* Priority age accrues from eligibility: Slurm shows the same time for both. */
     rec_line(r);
     rec_add(r, "AccrueTime=%s", b);
+    /* A pending job shows the scheduler's plan: its expected start, and that plus its
+     * time limit as the end (Unknown when the limit is unlimited, as in Slurm). */
     rec_line(r);
     rec_add(r, "StartTime=%s EndTime=%s Deadline=%s",
-            jobfmt_time_text(job->start_time, "Unknown", a, TBUF),
-            jobfmt_time_text(job->end_time, "Unknown", b, TBUF),
+            jobfmt_time_text(jobfmt_start_time(job), "Unknown", a, TBUF),
+            jobfmt_time_text(open_ended ? 0 : end, "Unknown", b, TBUF),
             jobfmt_time_text(D(job)->deadline, "N/A", c, TBUF));
     rec_line(r);
     rec_add(r, "SuspendTime=%s SecsPreSuspend=%" PRId64 " LastSchedEval=%s Scheduler=Main",

@@ -243,16 +243,21 @@ static const char *get_submit(const Tessera__JobRecord *job, struct jobfmt_ctx *
     return jobfmt_time_text(job->submit_time, "N/A", buf, len);
 }
 
+/* A pending job's expected start, N/A when the scheduler has not planned it. */
 static const char *get_start(const Tessera__JobRecord *job, struct jobfmt_ctx *ctx, char *buf,
                              size_t len)
 {
-    return jobfmt_time_text(job->start_time, "N/A", buf, len);
+    return jobfmt_time_text(jobfmt_start_time(job), "N/A", buf, len);
 }
 
+/* A planned pending job's expected end; NONE when its limit is unlimited, as Slurm. */
 static const char *get_end(const Tessera__JobRecord *job, struct jobfmt_ctx *ctx, char *buf,
                            size_t len)
 {
-    return jobfmt_time_text(job->end_time, "N/A", buf, len);
+    int open_ended;
+    int64_t end = jobfmt_end_time(job, &open_ended);
+
+    return open_ended ? "NONE" : jobfmt_time_text(end, "N/A", buf, len);
 }
 
 static const char *get_eligible(const Tessera__JobRecord *job, struct jobfmt_ctx *ctx,
@@ -428,6 +433,9 @@ static const struct field fields[] = {
     {'V', "SubmitTime", "SUBMIT_TIME", get_submit, NULL},
     {'S', "StartTime", "START_TIME", get_start, NULL},
     {'e', "EndTime", "END_TIME", get_end, NULL},
+    /* The nodes a pending job is planned on: the plan does not send them (yet), so
+     * Slurm's text for a job without them. */
+    {'Y', "SchedNodes", "SCHEDNODES", NULL, "(null)"},
     {0, "EligibleTime", "ELIGIBLE_TIME", get_eligible, NULL},
     {0, "Deadline", "DEADLINE", get_deadline, NULL},
     {0, "LastSchedEval", "LAST_SCHED_EVAL", get_last_sched, NULL},
@@ -731,4 +739,54 @@ void jobfmt_sort_default(Tessera__JobRecord **jobs, size_t n)
 {
     if (jobs && n > 1)
         qsort(jobs, n, sizeof(jobs[0]), cmp_default);
+}
+
+/* ---- squeue --start order -------------------------------------------------------------- */
+
+/* The sort key, as Slurm 22.05's squeue --start orders jobs: those without a start time
+ * last, a pending job whose expected start has passed as if it started now. */
+static int64_t start_key(const Tessera__JobRecord *job, int64_t now)
+{
+    int64_t t = jobfmt_start_time(job);
+
+    if (t == 0)
+        return INT64_MAX;
+    if (job->state == TESSERA__JOB_STATE__JOB_PENDING && t < now)
+        return now;
+    return t;
+}
+
+struct keyed {
+    int64_t key;
+    Tessera__JobRecord *job;
+};
+
+static int cmp_start(const void *a, const void *b)
+{
+    const struct keyed *x = a, *y = b;
+
+    if (x->key != y->key)
+        return x->key < y->key ? -1 : 1;
+    if (x->job->job_id != y->job->job_id)
+        return x->job->job_id < y->job->job_id ? -1 : 1;
+    return 0;
+}
+
+int jobfmt_sort_start(Tessera__JobRecord **jobs, size_t n, time_t now)
+{
+    struct keyed *k;
+
+    if (!jobs || n < 2)
+        return TS_OK;
+    if (!(k = malloc(n * sizeof(*k))))
+        return TS_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        k[i].key = start_key(jobs[i], (int64_t)now);
+        k[i].job = jobs[i];
+    }
+    qsort(k, n, sizeof(*k), cmp_start);
+    for (size_t i = 0; i < n; i++)
+        jobs[i] = k[i].job;
+    free(k);
+    return TS_OK;
 }

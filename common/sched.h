@@ -74,6 +74,7 @@ struct sched_view {
 };
 
 enum sched_verdict {
+    SCHED_UNDECIDED,  /* no decision in this cycle (the caller leaves the unit as it was) */
     SCHED_START,      /* start now with the placements given */
     SCHED_RESOURCES,  /* waits for resources (the first waiting unit of its partitions) */
     SCHED_PRIORITY,   /* waits behind a higher-priority unit of its partitions */

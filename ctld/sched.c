@@ -163,6 +163,8 @@ static size_t apply(struct ctld *c, struct cycle *cy, time_t now, int *unplanned
             dropped += d->verdict == SCHED_START;
             continue;
         }
+        if (d->verdict == SCHED_UNDECIDED)
+            continue;
         for (size_t i = 0; i < job_ncomponents(lead); i++)
             job_component(lead, i)->rec->last_sched_eval = now;
         if (backfill)

@@ -69,7 +69,7 @@ static void test_show_config(void **state)
     expect_config_line(out, "ClusterName", "itest");
     expect_config_line(out, "NEXT_JOB_ID", "1000");
     expect_config_line(out, "MinJobAge", "300 sec");
-    expect_config_line(out, "SchedulerType", "sched/builtin");
+    expect_config_line(out, "SchedulerType", "sched/backfill");
     expect_config_line(out, "TESSERA_CONF", cluster.conf);
     char port[16];
     snprintf(port, sizeof(port), "%u", cluster.ctld_port);

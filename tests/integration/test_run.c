@@ -485,7 +485,7 @@ static void test_sched_stats(void **state)
 {
     struct result r = RUN("scontrol", "show", "sched");
     assert_int_equal(r.rc, 0);
-    assert_non_null(strstr(r.out, "Scheduler: sched/builtin"));
+    assert_non_null(strstr(r.out, "Scheduler: sched/backfill"));
     assert_non_null(strstr(r.out, "Total cycles:"));
     assert_non_null(strstr(r.out, "NEW"));
     result_free(&r);

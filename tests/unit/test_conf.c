@@ -49,7 +49,7 @@ static void test_defaults(void **state)
     assert_null(c->munge_socket);
     assert_string_equal(c->slurm_user, "root");
     assert_int_equal(c->slurm_user_uid, 0);
-    assert_string_equal(c->scheduler_type, "sched/builtin");
+    assert_string_equal(c->scheduler_type, "sched/backfill");
     assert_string_equal(c->select_type, "select/consumable");
     assert_string_equal(c->noded_user, "root");
     assert_int_equal(c->noded_user_uid, 0);

@@ -27,6 +27,7 @@
 #define T_HELD ((int64_t)1795361664) /* 15:34:24 */
 #define T_RUN ((int64_t)1795361665)  /* 15:34:25 */
 #define T_SUSP ((int64_t)1795361695) /* 15:34:55 */
+#define T_PLAN ((int64_t)1795365265) /* 16:34:25, a pending job's expected start */
 #define UNKNOWN_UID 4242424u         /* no such user or group */
 
 /* A record and the description it points to. */
@@ -176,6 +177,22 @@ static Tessera__JobRecord *unlimited(struct fx *f)
     f->job.reason = JOB_REASON_DEPENDENCY;
     f->job.priority = 4294901712u;
     f->job.time_limit = -1;
+    return &f->job;
+}
+
+/* sbatch -J jf_wait -N1 -t 30 --wrap=..., waiting for job 63's node: the scheduler's plan
+ * starts it when 63's limit is up (16:34:25). Slurm's job 560 on the reference cluster
+ * was the same case, its times shifted. */
+static Tessera__JobRecord *planned(struct fx *f)
+{
+    base(f, 70, "jf_wait", "/tmp/jfx");
+    f->job.state = TESSERA__JOB_STATE__JOB_PENDING;
+    f->job.reason = JOB_REASON_RESOURCES;
+    f->job.priority = 4294901710u;
+    f->job.eligible_time = T_SUB;
+    f->job.last_sched_eval = T_RUN;
+    f->job.time_limit = 1800;
+    f->job.expected_start = T_PLAN;
     return &f->job;
 }
 
@@ -814,6 +831,206 @@ static void test_show_options(void **state)
     free(got);
 }
 
+/* ---- expected start times ----------------------------------------------------------- */
+
+/* Slurm's text for a pending job with an estimate (scontrol show job 560 on the reference
+ * cluster, times shifted), less the "SchedNodeList=n1" it adds after "NodeList=": the
+ * record does not carry the planned nodes. */
+static const char show_planned[] =
+    "JobId=70 JobName=jf_wait\n"
+    "   UserId=root(0) GroupId=root(0) MCS_label=N/A\n"
+    "   Priority=4294901710 Nice=0 Account=(null) QOS=(null)\n"
+    "   JobState=PENDING Reason=Resources Dependency=(null)\n"
+    "   Requeue=1 Restarts=0 BatchFlag=1 Reboot=0 ExitCode=0:0\n"
+    "   RunTime=00:00:00 TimeLimit=00:30:00 TimeMin=N/A\n"
+    "   SubmitTime=2026-11-22T15:34:19 EligibleTime=2026-11-22T15:34:19\n"
+    "   AccrueTime=2026-11-22T15:34:19\n"
+    "   StartTime=2026-11-22T16:34:25 EndTime=2026-11-22T17:04:25 Deadline=N/A\n"
+    "   SuspendTime=None SecsPreSuspend=0 LastSchedEval=2026-11-22T15:34:25 Scheduler=Main\n"
+    "   Partition=debug AllocNode:Sid=localhost:0\n"
+    "   ReqNodeList=(null) ExcNodeList=(null)\n"
+    "   NodeList=\n"
+    "   NumNodes=1 NumCPUs=1 NumTasks=1 CPUs/Task=1 ReqB:S:C:T=0:0:*:*\n"
+    "   TRES=cpu=1,node=1,billing=1\n"
+    "   Socks/Node=* NtasksPerN:B:S:C=0:0:*:* CoreSpec=*\n"
+    "   MinCPUsNode=1 MinMemoryNode=0 MinTmpDiskNode=0\n"
+    "   Features=(null) DelayBoot=00:00:00\n"
+    "   OverSubscribe=OK Contiguous=0 Licenses=(null) Network=(null)\n"
+    "   Command=(null)\n"
+    "   WorkDir=/tmp/jfx\n"
+    "   StdErr=/tmp/jfx/slurm-70.out\n"
+    "   StdIn=/dev/null\n"
+    "   StdOut=/tmp/jfx/slurm-70.out\n"
+    "   Power=\n"
+    "   \n"
+    "\n";
+
+static void check_show_line(const Tessera__JobRecord *job, const char *line)
+{
+    char *got = jobfmt_show_job(job, ctx, 0);
+
+    assert_non_null(got);
+    check_contains(got, line);
+    free(got);
+}
+
+/* StartTime= is the expected start, EndTime= that plus the limit; Unknown for both without
+ * an estimate, and EndTime=Unknown for an unlimited job (Slurm's job 573). Only pending
+ * jobs show the plan. */
+static void test_show_planned(void **state)
+{
+    struct fx f, r;
+    char *got;
+
+    (void)state;
+    check_show(planned(&f), 0, show_planned);
+    got = jobfmt_show_job(&f.job, ctx, 1);
+    assert_non_null(got);
+    check_contains(got, " StartTime=2026-11-22T16:34:25 EndTime=2026-11-22T17:04:25 "
+                        "Deadline=N/A ");
+    free(got);
+    f.job.time_limit = -1;
+    check_show_line(&f.job, "\n   RunTime=00:00:00 TimeLimit=UNLIMITED TimeMin=N/A\n");
+    check_show_line(&f.job, "\n   StartTime=2026-11-22T16:34:25 EndTime=Unknown Deadline=N/A\n");
+    f.job.expected_start = 0;
+    check_show_line(&f.job, "\n   StartTime=Unknown EndTime=Unknown Deadline=N/A\n");
+    f.job.time_limit = 1800;
+    check_show_line(&f.job, "\n   StartTime=Unknown EndTime=Unknown Deadline=N/A\n");
+    /* a running job's times are its own, whatever estimate the record still holds */
+    running(&r);
+    r.job.expected_start = T_PLAN;
+    check_show(&r.job, 0, show_running);
+}
+
+/* squeue %S and %e of pending jobs: the plan's times, N/A without an estimate, NONE as the
+ * end of an unlimited one (Slurm's jobs 560, 562 and 573); %Y "(null)" as Slurm prints it
+ * for a job without planned nodes. */
+static void test_squeue_planned(void **state)
+{
+    struct fx f, r;
+    struct jobfmt *fmt;
+
+    (void)state;
+    check_o("%i|%t|%S|%e|%Y|%l", planned(&f),
+            "JOBID|ST|START_TIME|END_TIME|SCHEDNODES|TIME_LIMIT\n",
+            "70|PD|2026-11-22T16:34:25|2026-11-22T17:04:25|(null)|30:00\n");
+    f.job.time_limit = -1;
+    check_o("%S|%e|%l", &f.job, "START_TIME|END_TIME|TIME_LIMIT\n",
+            "2026-11-22T16:34:25|NONE|UNLIMITED\n");
+    f.job.expected_start = 0;
+    check_o("%S|%e", &f.job, "START_TIME|END_TIME\n", "N/A|N/A\n");
+    check_o("%.19S %.19e", held_plain(&f), "         START_TIME            END_TIME\n",
+            "                N/A                 N/A\n");
+    running(&r);
+    r.job.expected_start = T_PLAN;
+    check_o("%S|%e|%Y", &r.job, "START_TIME|END_TIME|SCHEDNODES\n",
+            "2026-11-22T15:34:25|2026-11-22T16:34:25|(null)\n");
+    /* -O names, at Slurm's default width */
+    fmt = compile_fields("StartTime,EndTime,SchedNodes");
+    check_header(fmt, "START_TIME          END_TIME            SCHEDNODES          \n");
+    check_row(fmt, planned(&f),
+              "2026-11-22T16:34:25 2026-11-22T17:04:25 (null)              \n");
+    jobfmt_free(fmt);
+}
+
+/* squeue --start's columns: Slurm's header, byte for byte, and its rows (jobs 560, 562). */
+static void test_squeue_start_format(void **state)
+{
+    struct fx a, b;
+    struct jobfmt *fmt = compile(JOBFMT_SQUEUE_START);
+
+    (void)state;
+    check_header(fmt, "             JOBID PARTITION     NAME     USER ST          START_TIME  "
+                      "NODES SCHEDNODES           NODELIST(REASON)\n");
+    check_row(fmt, planned(&a),
+              "                70     debug  jf_wait     root PD 2026-11-22T16:34:25      1 "
+              "(null)               (Resources)\n");
+    check_row(fmt, held_plain(&b),
+              "                69     debug jf_plain     root PD                 N/A      1 "
+              "(null)               (JobHeldUser)\n");
+    jobfmt_free(fmt);
+}
+
+static Tessera__JobRecord *pending_at(struct fx *f, uint32_t id, int64_t start)
+{
+    Tessera__JobRecord *job = planned(f);
+
+    f->job.job_id = id;
+    f->job.expected_start = start;
+    return job;
+}
+
+/* Slurm's --start order: by start; equal starts by id; a pending job's passed start as
+ * now, so after jobs that really started earlier; jobs without a start last (-t all). */
+static void test_sort_start(void **state)
+{
+    struct fx f[9];
+    Tessera__JobRecord *jobs[9];
+    static const uint32_t order[] = {63, 64, 80, 81, 82, 83, 84, 68, 69};
+
+    (void)state;
+    jobs[0] = held_plain(&f[0]);                     /* 69: no estimate */
+    jobs[1] = pending_at(&f[1], 84, T_PLAN + 3600);  /* later */
+    jobs[2] = pending_at(&f[2], 83, T_PLAN);         /* ties by id */
+    jobs[3] = pending_at(&f[3], 82, T_PLAN);
+    jobs[4] = unlimited(&f[4]);                      /* 68: no estimate */
+    jobs[5] = running(&f[5]);                        /* 63: 15:34:25 */
+    jobs[6] = pending_at(&f[6], 81, NOW + 50);       /* soon */
+    jobs[7] = pending_at(&f[7], 80, T_SUB);          /* passed: as now */
+    jobs[8] = completed(&f[8]);                      /* 64: 15:34:25, after 63 by id */
+    assert_int_equal(jobfmt_sort_start(jobs, 9, NOW), TS_OK);
+    for (size_t i = 0; i < 9; i++)
+        assert_int_equal(jobs[i]->job_id, order[i]);
+    assert_int_equal(jobfmt_sort_start(jobs, 0, NOW), TS_OK);
+    assert_int_equal(jobfmt_sort_start(NULL, 0, NOW), TS_OK);
+}
+
+static void check_test_only(uint32_t id, uint32_t ncomp, int64_t start, const char *part,
+                            uint32_t cpus, const char *nodes, const char *expected)
+{
+    Tessera__SubmitResponse r = TESSERA__SUBMIT_RESPONSE__INIT;
+    char *got;
+
+    r.job_id = id;
+    r.ncomponents = ncomp;
+    r.expected_start = start;
+    r.partition = (char *)part;
+    r.cpus = cpus;
+    r.nodes = (char *)nodes;
+    got = jobfmt_test_only(&r);
+    assert_non_null(got);
+    assert_string_equal(got, expected);
+    free(got);
+}
+
+/* sbatch --test-only, as Slurm printed it on the reference cluster ("sbatch: " comes
+ * from sbatch): a plain job, and a het job (the components' processors summed, their
+ * nodes together, no partition); then the lines for what Slurm never prints. */
+static void test_test_only(void **state)
+{
+    (void)state;
+    check_test_only(553, 1, T_PLAN, "debug", 3, "n[1-2]",
+                    "Job 553 to start at 2026-11-22T16:34:25 using 3 processors on nodes "
+                    "n[1-2] in partition debug");
+    check_test_only(571, 2, T_PLAN, "debug", 4, "n[1-2]",
+                    "Job 571 to start at 2026-11-22T16:34:25 using 4 processors on n[1-2]");
+    /* Slurm's wording when the partition is not told */
+    check_test_only(551, 1, T_PLAN, "", 1, "n1",
+                    "Job 551 to start at 2026-11-22T16:34:25 using 1 processors on nodes n1");
+    /* the controller could not plan it */
+    check_test_only(551, 1, 0, "debug", 0, "",
+                    "Job 551 would be accepted in partition debug, but no start time could be "
+                    "estimated");
+    check_test_only(571, 2, 0, "debug", 0, "",
+                    "Job 571 would be accepted, but no start time could be estimated");
+    /* no job id in the response */
+    check_test_only(0, 1, T_PLAN, "debug", 1, "n1",
+                    "Job to start at 2026-11-22T16:34:25 using 1 processors on nodes n1 in "
+                    "partition debug");
+    check_test_only(0, 1, 0, NULL, 0, NULL,
+                    "Job would be accepted, but no start time could be estimated");
+}
+
 /* ---- standard streams and elapsed time ---------------------------------------------- */
 
 static void check_path(const Tessera__JobRecord *job, enum jobfmt_stream which,
@@ -1074,6 +1291,31 @@ static void test_json_plain(void **state)
     free(text);
 }
 
+/* A planned pending job's start and end, as Slurm's squeue --json shows job 560; an
+ * unlimited one has no end (Slurm: a time 136 years on). */
+static void test_json_planned(void **state)
+{
+    struct fx a, b, c;
+    Tessera__JobRecord *jobs[] = {planned(&a), planned(&b), running(&c)};
+    char *text;
+    json_t *root, *list;
+
+    (void)state;
+    b.job.job_id = 71;
+    b.job.time_limit = -1;
+    c.job.expected_start = T_PLAN; /* not a pending job's: ignored */
+    root = parse_json(jobs, 3, &text);
+    list = json_object_get(root, "jobs");
+    check_int(json_array_get(list, 0), "start_time", T_PLAN);
+    check_int(json_array_get(list, 0), "end_time", T_PLAN + 1800);
+    check_int(json_array_get(list, 1), "start_time", T_PLAN);
+    check_int(json_array_get(list, 1), "end_time", 0);
+    check_int(json_array_get(list, 2), "start_time", T_RUN);
+    check_int(json_array_get(list, 2), "end_time", T_RUN + 3600);
+    json_decref(root);
+    free(text);
+}
+
 static void test_json_het_running(void **state)
 {
     struct fx a, b, c;
@@ -1136,11 +1378,17 @@ int main(void)
         cmocka_unit_test(test_show_running),
         cmocka_unit_test(test_show_suspended_completed),
         cmocka_unit_test(test_show_options),
+        cmocka_unit_test(test_show_planned),
+        cmocka_unit_test(test_squeue_planned),
+        cmocka_unit_test(test_squeue_start_format),
+        cmocka_unit_test(test_sort_start),
+        cmocka_unit_test(test_test_only),
         cmocka_unit_test(test_std_paths),
         cmocka_unit_test(test_time_used),
         cmocka_unit_test(test_show_partition),
         cmocka_unit_test(test_json_meta),
         cmocka_unit_test(test_json_plain),
+        cmocka_unit_test(test_json_planned),
         cmocka_unit_test(test_json_het_running),
     };
     return cmocka_run_group_tests(tests, setup, teardown);
