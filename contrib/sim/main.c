@@ -180,7 +180,8 @@ static void report(const struct options *o, const struct sim_config *cfg,
     printf("utilisation   %.4f\n", st.utilisation);
     printf("makespan      %lld s (%.1f days)\n", (long long)st.makespan,
            (double)st.makespan / 86400);
-    printf("cycles        %llu\n", (unsigned long long)st.cycles);
+    printf("cycles        %llu (%.1f waiting jobs each on average)\n",
+           (unsigned long long)st.cycles, st.cycles ? (double)st.units / (double)st.cycles : 0.0);
     printf("wall time     %.2f s\n", wall);
     /* a plan that had to look further ahead than the window may have left jobs unplanned */
     if (o->policy != SIM_POLICY_FCFS && st.max_wait >= window * 60)

@@ -49,7 +49,7 @@ struct sim {
     struct select_node_alloc *slots; /* nnodes per unit: select's room for a placement */
     size_t cap_units;
     struct sched_hold *holds;        /* one per running job */
-    uint64_t cycles;
+    uint64_t cycles, units_shown;
     char *err;
     size_t errlen;
 };
@@ -434,6 +434,7 @@ static int cycle(struct sim *s, int64_t now)
     while (s->sched->schedule(s->plugin_state, &view, s->decisions) == SCHED_MORE)
         ; /* it never needs to yield here, but may */
     s->cycles++;
+    s->units_shown += s->nwaiting;
     size_t started = 0;
     int err = apply(s, now, &started);
     if (!err && !started && !s->nends)
@@ -503,7 +504,8 @@ static double bounded_slowdown(int64_t wait, int64_t run)
 
 void sim_stats(const struct sim *s, struct sim_stats *out)
 {
-    *out = (struct sim_stats){.jobs = s->njobs, .dropped = s->dropped, .cycles = s->cycles};
+    *out = (struct sim_stats){.jobs = s->njobs, .dropped = s->dropped, .cycles = s->cycles,
+                              .units = s->units_shown};
     double wait = 0, bsld = 0, work = 0;
     size_t ran = 0;
     for (size_t i = 0; i < s->njobs; i++) {

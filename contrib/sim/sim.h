@@ -53,6 +53,7 @@ struct sim_stats {
     int64_t makespan;       /* last_end - first_submit */
     int64_t max_wait;       /* the longest wait: the window must reach at least this far */
     uint64_t cycles;        /* scheduling cycles run */
+    uint64_t units;         /* waiting jobs shown to them, over all cycles */
 };
 
 /* Slowdowns of jobs shorter than this are measured against it, so that a 1-second job

@@ -89,14 +89,14 @@ static int parse_record(struct reader *r, const char *s)
     int err = split_fields(r, s, f);
     if (err)
         return err;
-    double procs = f[F_REQ_PROCS] > 0 ? f[F_REQ_PROCS] : f[F_ALLOC];
+    double procs = ceil(f[F_REQ_PROCS] > 0 ? f[F_REQ_PROCS] : f[F_ALLOC]);
     if (f[F_ID] < 0 || f[F_ID] > UINT32_MAX || procs > UINT32_MAX)
         return fail(r, TS_EINVAL, "job id or processor count out of range");
     struct swf_job j = {
         .id = (uint32_t)llround(f[F_ID]),
         .submit = llround(f[F_SUBMIT]),
         .run = (int64_t)ceil(f[F_RUN]),
-        .procs = procs > 0 ? (uint32_t)ceil(procs) : 0,
+        .procs = procs > 0 ? (uint32_t)procs : 0,
         .estimate = (int64_t)ceil(f[F_REQ_TIME]),
         .user = id_field(f[F_USER]),
         .group = id_field(f[F_GROUP]),

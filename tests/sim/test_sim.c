@@ -123,6 +123,31 @@ static void test_sanity_conservative(void **state)
     expect_starts(&o, backfill_starts, NSANITY);
 }
 
+/* Where the two differ: job 4 fits beside job 1 now and runs past 100 without delaying
+ * job 2, but on the CPUs job 3 would use beside job 2 from 100. EASY protects only the
+ * first waiting job, so job 4 starts and job 3 waits for it; conservative protects job 3's
+ * reservation too, so job 4 waits until both end. */
+static const struct swf_job second_in_line[] = {
+    {.id = 1, .submit = 0, .run = 100, .procs = 8, .estimate = 100},
+    {.id = 2, .submit = 1, .run = 100, .procs = 6, .estimate = 100},
+    {.id = 3, .submit = 2, .run = 100, .procs = 4, .estimate = 100},
+    {.id = 4, .submit = 3, .run = 150, .procs = 2, .estimate = 150},
+};
+
+static void test_easy_delays_the_second(void **state)
+{
+    struct outcome o = simulate_policy(NULL, SIM_POLICY_EASY, second_in_line, 4, 10, 1);
+    static const int64_t expected[] = {0, 100, 153, 3};
+    expect_starts(&o, expected, 4);
+}
+
+static void test_conservative_protects_the_second(void **state)
+{
+    struct outcome o = simulate_policy(NULL, SIM_POLICY_CONSERVATIVE, second_in_line, 4, 10, 1);
+    static const int64_t expected[] = {0, 100, 100, 200};
+    expect_starts(&o, expected, 4);
+}
+
 /* No expectation of the daemon's defaults beyond sanity: every job runs, none early. */
 static void test_sanity_default(void **state)
 {
@@ -235,6 +260,7 @@ static void test_view(void **state)
     assert_int_equal(seen_limit, 30);
     assert_int_equal(spied, 3); /* at 0, 5 and 10; none at 20, when nothing waits */
     assert_int_equal(o.stats.cycles, 3);
+    assert_int_equal(o.stats.units, 3); /* job 1 at 0, job 2 at 5 and 10 */
     sim_plugins_unload(&pl);
 }
 
@@ -384,6 +410,8 @@ int main(void)
         cmocka_unit_test(test_sanity_easy),
         cmocka_unit_test(test_sanity_conservative),
         cmocka_unit_test(test_sanity_default),
+        cmocka_unit_test(test_easy_delays_the_second),
+        cmocka_unit_test(test_conservative_protects_the_second),
         cmocka_unit_test(test_sanity_builtin),
         cmocka_unit_test(test_stats),
         cmocka_unit_test(test_multicore_nodes),
