@@ -6,6 +6,7 @@ TESSERA_PACKAGES=(
   libssl-dev liblmdb-dev
   munge libmunge-dev
   libcmocka-dev libjansson-dev
+  zlib1g-dev
   clang libclang-rt-14-dev
   mpich libmpich-dev
 )
