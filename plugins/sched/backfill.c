@@ -873,7 +873,8 @@ static enum sched_status backfill_cycle(struct bf_state *st, struct sched_view *
         } else if (st->p.mode == BF_OFF) {
             unit_without_backfill(st, v, u, d);
         } else if (st->p.mode == BF_PARTIAL && st->examined >= st->p.max_job_test) {
-            d->verdict = waiting_verdict(st, u);
+            /* beyond the look-ahead nothing is planned, but a unit at its turn starts */
+            unit_without_backfill(st, v, u, d);
         } else {
             st->examined++;
             if (backfill_unit(st, v, u, d) != TS_OK ||

@@ -254,6 +254,21 @@ static void test_lookahead(void **state)
     assert_int_equal(T(2), 0); /* beyond the look-ahead: not examined */
     assert_int_equal(V(3), SCHED_PRIORITY);
     world_fini(&w);
+    /* beyond the look-ahead, a unit at its turn (nothing waits ahead in its partitions)
+     * still starts; one behind a waiting unit does not */
+    world_init(&w, 10, 1, "bf_resolution=1,bf_max_job_test=1");
+    static const uint32_t six[6] = {0, 1, 2, 3, 4, 5};
+    running(&w, six, 6, 1, 100);
+    plain(&w, 1, 8, 100);  /* partition 0: waits for 100 */
+    plain(&w, 2, 2, 100);  /* partition 1, beyond: at its turn */
+    w.parts[1][0] = 1;
+    plain(&w, 3, 2, 100);  /* partition 0, beyond: behind unit 1 */
+    cycle(&w, SCHED_BACKFILL, 0);
+    assert_int_equal(V(0), SCHED_RESOURCES);
+    assert_int_equal(T(0), 100);
+    assert_int_equal(V(1), SCHED_START);
+    assert_int_equal(V(2), SCHED_PRIORITY);
+    world_fini(&w);
     world_init(&w, 10, 1, "bf_resolution=1,bf_mode=whole,bf_max_job_test=2");
     queue_bcde(&w);
     cycle(&w, SCHED_BACKFILL, 0);
