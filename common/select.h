@@ -33,6 +33,10 @@ struct select_node {
 struct select_view {
     const struct select_node *nodes;
     size_t nnodes;
+    /* Room for nnodes entries the plugin may use while it chooses (a call's scratch);
+     * NULL: it uses the placement's own storage, which then needs room for every
+     * eligible node. */
+    struct select_node_alloc *scratch;
 };
 
 /* One job component's request, with the controller's defaults already applied. */
@@ -63,11 +67,19 @@ struct select_node_alloc {
 };
 
 /* A placement: nodes in ascending index order. The caller provides `nodes` with room for
- * max(neligible, min_nodes) entries. */
+ * max(neligible, min_nodes) entries, or, when the view has scratch, for
+ * select_alloc_room(req) entries (a placement never uses more nodes than that). */
 struct select_alloc {
     struct select_node_alloc *nodes;
     size_t nnodes;
 };
+
+/* The most nodes a placement of req uses: every node it takes holds at least one task. */
+static inline size_t select_alloc_room(const struct select_request *req)
+{
+    size_t most = req->ntasks > req->min_nodes ? req->ntasks : req->min_nodes;
+    return most < req->neligible ? most : req->neligible;
+}
 
 /* Results of the placement functions. */
 enum select_result {

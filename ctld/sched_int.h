@@ -33,7 +33,11 @@ struct cycle {
     uint32_t *parts;
     int64_t *limits;
     struct select_alloc *allocs;
-    uint32_t **eligible, **required;
+    uint32_t **eligible, **required; /* eligible[k] NULL: the partition's shared list */
+    uint32_t **part_nodes;           /* per partition, its nodes ascending (shared by the
+                                      * components without -w or -x), built on demand */
+    size_t *part_count;
+    size_t nparts;
     char **constraints;
     struct select_node_alloc **slots;
     /* the running components */

@@ -21,6 +21,10 @@ void sched_cycle_free(struct cycle *cy)
         free(cy->constraints ? cy->constraints[i] : NULL);
         free(cy->slots ? cy->slots[i] : NULL);
     }
+    for (size_t i = 0; i < cy->nparts; i++)
+        free(cy->part_nodes ? cy->part_nodes[i] : NULL);
+    free(cy->part_nodes);
+    free(cy->part_count);
     free(cy->eligible);
     free(cy->required);
     free(cy->constraints);
@@ -150,35 +154,32 @@ static int contains(const uint32_t *set, size_t n, uint32_t v)
     return 0;
 }
 
-/* Component k's request: the nodes of partition p within -w and without -x. r carries the
- * effective sizes (job_apply_sizing). */
-static int fill_request(struct ctld *c, struct cycle *cy, size_t k, const Tessera__JobRecord *r,
-                        const struct conf_partition *p)
+/* The nodes of partition p, ascending, shared by the cycle's requests that take them
+ * all: 100,000 jobs on a 10,000-node partition need one list, not 100,000. */
+static const uint32_t *partition_nodes(struct ctld *c, struct cycle *cy,
+                                       const struct conf_partition *p, size_t *count)
+{
+    size_t i = (size_t)(p - c->conf->partitions);
+    if (!cy->part_nodes[i]) {
+        uint32_t *nodes = calloc(p->nnodes + 1, sizeof(*nodes));
+        if (!nodes)
+            return NULL;
+        for (size_t k = 0; k < p->nnodes; k++)
+            nodes[k] = (uint32_t)p->node_index[k];
+        qsort(nodes, p->nnodes, sizeof(*nodes), cmp_u32);
+        cy->part_nodes[i] = nodes;
+        cy->part_count[i] = p->nnodes;
+    }
+    *count = cy->part_count[i];
+    return cy->part_nodes[i];
+}
+
+/* Component k's select request on eligible[0..n) (nreq of them required: -w), and room
+ * for its placement. */
+static int finish_request(struct cycle *cy, size_t k, const Tessera__JobRecord *r,
+                          const uint32_t *eligible, size_t n, size_t nreq)
 {
     const Tessera__JobDesc *d = r->desc;
-    if (!p)
-        return TS_EINVALID_PARTITION;
-    cy->parts[k] = (uint32_t)(p - c->conf->partitions);
-    cy->limits[k] = r->time_limit > 0 ? r->time_limit : 0;
-    size_t nreq = 0, nexc = 0;
-    cy->required[k] = host_indexes(c, d->nodelist, &nreq);
-    uint32_t *exclude = host_indexes(c, d->exclude, &nexc);
-    uint32_t *eligible = cy->eligible[k] = calloc(p->nnodes + 1, sizeof(*eligible));
-    if (d->constraint && *d->constraint && !(cy->constraints[k] = strdup(d->constraint)))
-        eligible = NULL;
-    if (!eligible) {
-        free(exclude);
-        return TS_ENOMEM;
-    }
-    size_t n = 0;
-    for (size_t i = 0; i < p->nnodes; i++) {
-        uint32_t idx = (uint32_t)p->node_index[i];
-        if ((nreq && !contains(cy->required[k], nreq, idx)) || contains(exclude, nexc, idx))
-            continue;
-        eligible[n++] = idx;
-    }
-    free(exclude);
-    qsort(eligible, n, sizeof(*eligible), cmp_u32);
     cy->reqs[k] = (struct select_request){
         .eligible = eligible,
         .neligible = n,
@@ -195,11 +196,49 @@ static int fill_request(struct ctld *c, struct cycle *cy, size_t k, const Tesser
         .mem_per_cpu_mb = d->has_mem_per_cpu_mb ? d->mem_per_cpu_mb : 0,
         .exclusive = d->has_exclusive && d->exclusive,
     };
-    size_t room = n > r->min_nodes ? n : r->min_nodes;
+    /* the scheduler plugins give the select plugin scratch: a placement needs room for
+     * no more nodes than it can use */
+    size_t room = select_alloc_room(&cy->reqs[k]);
     if (!(cy->slots[k] = calloc(room + 1, sizeof(*cy->slots[k]))))
         return TS_ENOMEM;
     cy->allocs[k].nodes = cy->slots[k];
     return TS_OK;
+}
+
+/* Component k's request: the nodes of partition p within -w and without -x. r carries the
+ * effective sizes (job_apply_sizing). */
+static int fill_request(struct ctld *c, struct cycle *cy, size_t k, const Tessera__JobRecord *r,
+                        const struct conf_partition *p)
+{
+    const Tessera__JobDesc *d = r->desc;
+    if (!p)
+        return TS_EINVALID_PARTITION;
+    cy->parts[k] = (uint32_t)(p - c->conf->partitions);
+    cy->limits[k] = r->time_limit > 0 ? r->time_limit : 0;
+    if (d->constraint && *d->constraint && !(cy->constraints[k] = strdup(d->constraint)))
+        return TS_ENOMEM;
+    size_t n = 0;
+    if ((!d->nodelist || !*d->nodelist) && (!d->exclude || !*d->exclude)) {
+        const uint32_t *shared = partition_nodes(c, cy, p, &n);
+        return shared ? finish_request(cy, k, r, shared, n, 0) : TS_ENOMEM;
+    }
+    size_t nreq = 0, nexc = 0;
+    cy->required[k] = host_indexes(c, d->nodelist, &nreq);
+    uint32_t *exclude = host_indexes(c, d->exclude, &nexc);
+    uint32_t *eligible = cy->eligible[k] = calloc(p->nnodes + 1, sizeof(*eligible));
+    if (!eligible) {
+        free(exclude);
+        return TS_ENOMEM;
+    }
+    for (size_t i = 0; i < p->nnodes; i++) {
+        uint32_t idx = (uint32_t)p->node_index[i];
+        if ((nreq && !contains(cy->required[k], nreq, idx)) || contains(exclude, nexc, idx))
+            continue;
+        eligible[n++] = idx;
+    }
+    free(exclude);
+    qsort(eligible, n, sizeof(*eligible), cmp_u32);
+    return finish_request(cy, k, r, eligible, n, nreq);
 }
 
 /* Units in priority order: the highest component priority, then the lower id. */
@@ -255,9 +294,12 @@ static int cycle_alloc(struct ctld *c, struct cycle *cy, enum sched_kind kind, t
     cy->required = calloc(nc, sizeof(*cy->required));
     cy->constraints = calloc(nc, sizeof(*cy->constraints));
     cy->slots = calloc(nc, sizeof(*cy->slots));
+    cy->nparts = c->conf->npartitions;
+    cy->part_nodes = calloc(cy->nparts + 1, sizeof(*cy->part_nodes));
+    cy->part_count = calloc(cy->nparts + 1, sizeof(*cy->part_count));
     if (!cy->nodes || !cy->units || !cy->decisions || !cy->ids || !cy->reqs || !cy->parts ||
         !cy->limits || !cy->allocs || !cy->eligible || !cy->required || !cy->constraints ||
-        !cy->slots)
+        !cy->slots || !cy->part_nodes || !cy->part_count)
         return TS_ENOMEM;
     fill_nodes(c, cy->nodes);
     return fill_holds(c, cy);

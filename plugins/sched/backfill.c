@@ -116,6 +116,7 @@ struct bf_state {
     uint32_t reserved;
     /* scratch, within one call */
     struct select_node *syn;   /* the view's nodes with what the plan leaves free */
+    struct select_node_alloc *scratch; /* the select plugin's, one entry per node */
     uint32_t *f_cpus;
     uint64_t *f_mem;
     size_t nsyn;
@@ -317,11 +318,14 @@ static int grow_nodes(struct bf_state *st, size_t n)
     free(st->syn);
     free(st->f_cpus);
     free(st->f_mem);
+    free(st->scratch);
     st->syn = calloc(n + 1, sizeof(*st->syn));
     st->f_cpus = calloc(n + 1, sizeof(*st->f_cpus));
     st->f_mem = calloc(n + 1, sizeof(*st->f_mem));
-    st->nsyn = st->syn && st->f_cpus && st->f_mem ? n : 0;
-    return st->syn && st->f_cpus && st->f_mem ? TS_OK : TS_ENOMEM;
+    st->scratch = calloc(n + 1, sizeof(*st->scratch));
+    int ok = st->syn && st->f_cpus && st->f_mem && st->scratch;
+    st->nsyn = ok ? n : 0;
+    return ok ? TS_OK : TS_ENOMEM;
 }
 
 /* Pass ps, made current, with an empty plan for the view's nodes (reused when the nodes
@@ -461,18 +465,20 @@ static int fit(void *arg, int64_t start, const uint32_t *fc, const uint64_t *fm)
     if (!could_fit(f->view, f->req, fc, fm))
         return 0;
     synthesize(f->st, f->view, f->req, fc, fm);
-    const struct select_view sv = {.nodes = f->st->syn, .nnodes = f->st->nsyn};
+    const struct select_view sv = {.nodes = f->st->syn, .nnodes = f->st->nsyn,
+                                   .scratch = f->st->scratch};
     return f->view->select->try_place(&sv, f->req, f->out) == SELECT_OK;
 }
 
 /* Whether req could not run even on empty nodes (the nodes changed since it was
  * accepted): asked only of a request the window has no room for, as the select plugin's
  * full answer costs a second placement. */
-static int never_fits(const struct sched_view *v, const struct select_request *req,
-                      struct select_alloc *scratch)
+static int never_fits(struct bf_state *st, const struct sched_view *v,
+                      const struct select_request *req, struct select_alloc *out)
 {
-    const struct select_view sv = {.nodes = v->nodes, .nnodes = v->nnodes};
-    return v->select->place(&sv, req, scratch) == SELECT_NEVER;
+    const struct select_view sv = {.nodes = v->nodes, .nnodes = v->nnodes,
+                                   .scratch = st->scratch};
+    return v->select->place(&sv, req, out) == SELECT_NEVER;
 }
 
 /* The duration a component is planned for: its limit, or (none) the whole window. */
@@ -500,7 +506,7 @@ static int earliest(struct bf_state *st, const struct sched_view *v,
     struct fit_ctx f = {.st = st, .view = v, .req = req, .out = out};
     int err = plan_earliest(st->cur->plan, from, duration_of(st, limit), horizon, st->p.resolution,
                             req->eligible, req->neligible, fit, &f, start);
-    return err == TS_ENOENT && never_fits(v, req, out) ? TS_EINVAL : err;
+    return err == TS_ENOENT && never_fits(st, v, req, out) ? TS_EINVAL : err;
 }
 
 /* Whether every component can start now together: one joint placement on what the plan
@@ -518,7 +524,8 @@ static int het_fits_now(struct bf_state *st, const struct sched_view *v,
                          st->f_cpus, st->f_mem);
         synthesize(st, v, req, st->f_cpus, st->f_mem);
     }
-    const struct select_view sv = {.nodes = st->syn, .nnodes = st->nsyn};
+    const struct select_view sv = {.nodes = st->syn, .nnodes = st->nsyn,
+                                   .scratch = st->scratch};
     enum select_result r = v->select->place_het(&sv, u->reqs, u->ncomponents, allocs);
     *never = r == SELECT_NEVER;
     return r == SELECT_OK;
@@ -721,7 +728,7 @@ static void try_now(struct bf_state *st, const struct sched_view *v, const struc
         fits = req->neligible &&
                plan_earliest(st->cur->plan, v->now, duration_of(st, u->time_limits[0]), 0, 1,
                              req->eligible, req->neligible, fit, &f, &t) == TS_OK;
-        never = !req->neligible || (!fits && never_fits(v, req, d->allocs));
+        never = !req->neligible || (!fits && never_fits(st, v, req, d->allocs));
     }
     if (fits) {
         int64_t starts[u->ncomponents];
@@ -968,6 +975,7 @@ static void destroy(void *state)
     pass_fini(&st->bf);
     pass_fini(&st->ev);
     free(st->syn);
+    free(st->scratch);
     free(st->f_cpus);
     free(st->f_mem);
     free(st->h_nodes);

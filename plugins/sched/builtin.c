@@ -36,9 +36,11 @@ static int touches_blocked(const struct sched_unit *u, const unsigned char *bloc
 }
 
 static enum select_result place_unit(struct sched_view *view, const struct sched_unit *u,
-                                     struct select_alloc *allocs)
+                                     struct select_alloc *allocs,
+                                     struct select_node_alloc *scratch)
 {
-    const struct select_view sv = {.nodes = view->nodes, .nnodes = view->nnodes};
+    const struct select_view sv = {.nodes = view->nodes, .nnodes = view->nnodes,
+                                   .scratch = scratch};
     if (u->ncomponents == 1)
         return view->select->place(&sv, &u->reqs[0], &allocs[0]);
     return view->select->place_het(&sv, u->reqs, u->ncomponents, allocs);
@@ -64,14 +66,15 @@ static enum sched_status schedule(void *state, struct sched_view *view,
 {
     (void)state;
     unsigned char *blocked = calloc(view->npartitions + 1, 1);
+    struct select_node_alloc *scratch = calloc(view->nnodes + 1, sizeof(*scratch));
     for (size_t i = 0; i < view->nunits; i++) {
         const struct sched_unit *u = &view->units[i];
         struct sched_decision *d = &decisions[i];
-        if (!blocked || touches_blocked(u, blocked)) {
+        if (!blocked || !scratch || touches_blocked(u, blocked)) {
             d->verdict = SCHED_PRIORITY;
             continue;
         }
-        switch (place_unit(view, u, d->allocs)) {
+        switch (place_unit(view, u, d->allocs, scratch)) {
         case SELECT_OK:
             for (size_t c = 0; c < u->ncomponents; c++)
                 consume(view, &u->reqs[c], &d->allocs[c]);
@@ -88,6 +91,7 @@ static enum sched_status schedule(void *state, struct sched_view *view,
         }
     }
     free(blocked);
+    free(scratch);
     return SCHED_DONE;
 }
 
@@ -96,15 +100,14 @@ static int estimate(void *state, struct sched_view *view, const struct sched_uni
                     int64_t *start, struct select_alloc *allocs)
 {
     (void)state;
-    switch (place_unit(view, u, allocs)) {
-    case SELECT_OK:
+    struct select_node_alloc *scratch = calloc(view->nnodes + 1, sizeof(*scratch));
+    if (!scratch)
+        return TS_ENOMEM;
+    enum select_result r = place_unit(view, u, allocs, scratch);
+    free(scratch);
+    if (r == SELECT_OK)
         *start = view->now;
-        return TS_OK;
-    case SELECT_BUSY:
-        return TS_ENOENT;
-    default:
-        return TS_EINVAL;
-    }
+    return r == SELECT_OK ? TS_OK : r == SELECT_BUSY ? TS_ENOENT : TS_EINVAL;
 }
 
 const struct sched_ops tessera_plugin = {

@@ -345,14 +345,18 @@ static int place_one(const struct attempt *a, struct select_alloc *out)
     if (request_impossible(a->req))
         return -1;
     size_t nreq;
-    /* out->nodes has room for every eligible node: the candidates live there meanwhile */
-    long n = collect(a, out->nodes, &nreq);
+    /* the candidates live in the view's scratch, or else in out->nodes, which then has
+     * room for every eligible node */
+    struct select_node_alloc *cand = a->view->scratch ? a->view->scratch : out->nodes;
+    long n = collect(a, cand, &nreq);
     if (n <= 0)
         return -1;
-    size_t k = choose(out->nodes, (size_t)n, a->req, nreq);
-    if (!k)
+    size_t k = choose(cand, (size_t)n, a->req, nreq);
+    if (!k || k > select_alloc_room(a->req))
         return -1;
-    lay_out(a, out->nodes, k);
+    lay_out(a, cand, k);
+    if (cand != out->nodes)
+        memcpy(out->nodes, cand, k * sizeof(*cand));
     out->nnodes = k;
     return 0;
 }

@@ -42,7 +42,7 @@ static void cluster(size_t n, uint32_t cpus, uint64_t mem)
                                           .features = "", .weight = 1, .available = 1};
         F.all[i] = (uint32_t)i;
     }
-    F.view = (struct select_view){F.nodes, n};
+    F.view = (struct select_view){.nodes = F.nodes, .nnodes = n};
     for (size_t i = 0; i < 4; i++)
         F.out[i].nodes = F.buf[i];
 }
@@ -659,7 +659,7 @@ static void test_het_large(void **state)
         if (i < N / 2)
             half[i] = i;
     }
-    struct select_view view = {nodes, N};
+    struct select_view view = {.nodes = nodes, .nnodes = N};
     struct select_request r[3] = {req(), req(), req()};
     for (size_t i = 0; i < 3; i++) {
         r[i].eligible = all;
@@ -728,11 +728,36 @@ static void test_try_place(void **state)
     assert_int_equal(place(&r), SELECT_NEVER);
 }
 
+/* With scratch in the view, a placement needs room only for the nodes it can use: the
+ * same placement lands in storage of select_alloc_room entries. */
+static void test_scratch(void **state)
+{
+    (void)state;
+    cluster(16, 4, 1000);
+    struct select_request r = req();
+    r.ntasks = 6;
+    r.min_nodes = 2;
+    assert_int_equal(place(&r), SELECT_OK);
+    char want[1024];
+    snprintf(want, sizeof(want), "%s", fmt(&F.out[0]));
+    assert_int_equal(select_alloc_room(&r), 6);
+    struct select_node_alloc scratch[16], room[7];
+    for (size_t i = 0; i < 7; i++)
+        room[i] = (struct select_node_alloc){.node = 99999};
+    struct select_alloc small = {.nodes = room};
+    struct select_view v = F.view;
+    v.scratch = scratch;
+    assert_int_equal(tessera_plugin.place(&v, &r, &small), SELECT_OK);
+    assert_string_equal(fmt(&small), want);
+    assert_int_equal(room[6].node, 99999); /* nothing written past the room */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_share_node),
         cmocka_unit_test(test_try_place),
+        cmocka_unit_test(test_scratch),
         cmocka_unit_test(test_layout),
         cmocka_unit_test(test_node_range),
         cmocka_unit_test(test_cpus_per_task),
