@@ -415,17 +415,14 @@ static void world_free(struct world *w)
         free(w->slots[c]);
 }
 
-/* What ctld/sched_view.c would allocate for this queue: every component its own copy of
- * its eligible node indexes and placement room for each of them. */
+/* What ctld/sched_view.c allocates for this queue: each partition's node list once (the
+ * benchmark's components take whole partitions), and per component room for the nodes
+ * its placement can use (the select plugin chooses in the scheduler's scratch). */
 static double controller_gb(const struct world *w)
 {
-    double bytes = 0;
-    for (size_t k = 0; k < w->ncomps; k++) {
-        const struct select_request *q = &w->reqs[k];
-        size_t room = q->neligible > q->min_nodes ? q->neligible : q->min_nodes;
-        bytes += (double)(q->neligible + 1) * sizeof(uint32_t) +
-                 (double)(room + 1) * sizeof(struct select_node_alloc);
-    }
+    double bytes = (double)NPARTS * (double)(w->nnodes + 1) * sizeof(uint32_t);
+    for (size_t k = 0; k < w->ncomps; k++)
+        bytes += (double)(select_alloc_room(&w->reqs[k]) + 1) * sizeof(struct select_node_alloc);
     return bytes / 1e9;
 }
 
@@ -448,8 +445,8 @@ static void describe(const struct world *w, uint64_t seed, const char *prefix)
            prefix, w->nnodes, w->cpus, (unsigned long long)w->mem_mb, down, NPARTS, w->nholds,
            100.0 * (double)busy / (double)cpus, 100.0 * (double)used / (double)mem, w->nunits,
            w->ncomps, w->nhet, w->nunlimited, (unsigned long long)seed);
-    printf("%sa controller snapshot of this queue would allocate %.2f GB for eligible lists and "
-           "placement room (one per component); this benchmark shares them\n",
+    printf("%sa controller snapshot of this queue allocates %.3f GB for node lists and "
+           "placement room; this benchmark shares the room\n",
            prefix, controller_gb(w));
 }
 
