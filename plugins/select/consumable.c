@@ -218,6 +218,19 @@ static int by_node(const void *pa, const void *pb)
     return (a->node > b->node) - (a->node < b->node);
 }
 
+/* qsort, unless s is in order already: candidates are collected in index order, which is
+ * also the preference order when node weights are equal and nothing is required, and this
+ * runs for every placement a planner tries. */
+static void sort_if_needed(struct select_node_alloc *s, size_t n,
+                           int (*cmp)(const void *, const void *))
+{
+    for (size_t i = 1; i < n; i++)
+        if (cmp(&s[i - 1], &s[i]) > 0) {
+            qsort(s, n, sizeof(*s), cmp);
+            return;
+        }
+}
+
 /* How many nodes the request would like: min_nodes (and every required node) when no
  * maximum is given, otherwise as many as the range allows and the tasks can fill (sbatch(1):
  * "as many nodes as possible within the range ... without delaying the initiation of the
@@ -251,7 +264,7 @@ static size_t take_prefix(const struct select_node_alloc *s, size_t n,
 static size_t choose(struct select_node_alloc *s, size_t n, const struct select_request *r,
                      size_t nreq)
 {
-    qsort(s, n, sizeof(*s), by_key);
+    sort_if_needed(s, n, by_key);
     size_t k = take_prefix(s, n, r, nreq);
     if (!k || !r->max_nodes || k <= r->max_nodes)
         return k;
@@ -324,7 +337,7 @@ static void lay_out(const struct attempt *a, struct select_node_alloc *s, size_t
 {
     const struct select_request *r = a->req;
     trim_capacities(r, s, k);
-    qsort(s, k, sizeof(*s), by_node);
+    sort_if_needed(s, k, by_node);
     deal_tasks(s, k, r->ntasks);
     for (size_t i = 0; i < k; i++) {
         const struct select_node *n = &a->view->nodes[s[i].node];
