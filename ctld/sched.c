@@ -148,26 +148,37 @@ static void set_expected(struct job *lead, int64_t start)
         job_component(lead, i)->rec->expected_start = start;
 }
 
-/* Each component's planned nodes (SchedNodeList), from its placement at the expected
- * start; cleared without one. */
-static void set_sched_nodes(struct ctld *c, const struct cycle *cy, struct job *lead,
-                            const struct sched_decision *d)
+/* The nodes of placements allocs[0..n) as one host list ("n[1-4]"), malloc'd; NULL when
+ * out of memory. */
+static char *placement_hosts(const struct cycle *cy, const struct select_alloc *allocs,
+                             size_t n)
 {
-    for (size_t i = 0; i < job_ncomponents(lead); i++) {
-        Tessera__JobRecord *r = job_component(lead, i)->rec;
-        struct hostlist *hl = d->expected_start ? hostlist_create() : NULL;
-        for (size_t k = 0; hl && k < d->allocs[i].nnodes; k++)
-            if (d->allocs[i].nodes[k].node >= cy->nnodes ||
-                hostlist_push(hl, cy->nodes[d->allocs[i].nodes[k].node].name) != TS_OK) {
+    struct hostlist *hl = hostlist_create();
+    for (size_t i = 0; hl && i < n; i++)
+        for (size_t k = 0; hl && k < allocs[i].nnodes; k++) {
+            uint32_t node = allocs[i].nodes[k].node;
+            if (node >= cy->nnodes || hostlist_push(hl, cy->nodes[node].name) != TS_OK) {
                 hostlist_destroy(hl);
                 hl = NULL;
             }
-        char *text = hl ? hostlist_compress(hl) : NULL;
-        hostlist_destroy(hl);
-        pbutil_set_string(&r->sched_nodes, text ? text : "");
+        }
+    if (hl)
+        hostlist_uniq(hl);
+    char *text = hl ? hostlist_compress(hl) : NULL;
+    hostlist_destroy(hl);
+    return text;
+}
+
+/* Each component's planned nodes (SchedNodeList), from its placement at the expected
+ * start; cleared without one. */
+static void set_sched_nodes(const struct cycle *cy, struct job *lead,
+                            const struct sched_decision *d)
+{
+    for (size_t i = 0; i < job_ncomponents(lead); i++) {
+        char *text = d->expected_start ? placement_hosts(cy, &d->allocs[i], 1) : NULL;
+        pbutil_set_string(&job_component(lead, i)->rec->sched_nodes, text ? text : "");
         free(text);
     }
-    (void)c;
 }
 
 /* Starts and reasons; a backfill cycle also sets every pending job's expected start.
@@ -212,7 +223,7 @@ static size_t apply(struct ctld *c, struct cycle *cy, time_t now, int *unplanned
             job_component(lead, i)->rec->reason = verdict_reason(d->verdict);
         if (backfill) {
             set_expected(lead, d->expected_start);
-            set_sched_nodes(c, cy, lead, d);
+            set_sched_nodes(cy, lead, d);
         }
         else if (!lead->bf_cycle && d->verdict != SCHED_NEVER)
             *unplanned = 1;
@@ -420,27 +431,18 @@ int sched_estimate(struct ctld *c, Tessera__JobDesc *const *descs, size_t n,
         err = s->sched->estimate(s->plugin_state, &cy.view, &cy.units[0], &start,
                                  cy.decisions[0].allocs);
     }
-    struct hostlist *hl = err ? NULL : hostlist_create();
     uint32_t cpus = 0;
-    for (size_t i = 0; hl && i < n; i++)
-        for (size_t k = 0; k < cy.allocs[i].nnodes; k++) {
-            const struct select_node_alloc *a = &cy.allocs[i].nodes[k];
-            cpus += a->cpus;
-            if (hostlist_push(hl, cy.nodes[a->node].name) != TS_OK)
-                err = TS_ENOMEM;
-        }
-    if (!err && !hl)
-        err = TS_ENOMEM;
+    for (size_t i = 0; !err && i < n; i++)
+        for (size_t k = 0; k < cy.allocs[i].nnodes; k++)
+            cpus += cy.allocs[i].nodes[k].cpus;
     if (!err) {
-        hostlist_uniq(hl);
-        out->nodes = hostlist_compress(hl);
+        out->nodes = placement_hosts(&cy, cy.allocs, n);
         out->expected_start = start;
         out->cpus = cpus;
         out->partition = strdup(c->conf->partitions[cy.parts[0]].name);
         if (!out->nodes || !out->partition)
             err = TS_ENOMEM;
     }
-    hostlist_destroy(hl);
     sched_cycle_free(&cy);
     return err;
 }
