@@ -32,7 +32,9 @@
     X(JOB_REASON_LAUNCH_FAILED, 19, "JobLaunchFailure")                                  \
     X(JOB_REASON_SYSTEM_FAILURE, 20, "SystemFailure")                                    \
     X(JOB_REASON_ACTIVATION_BLOCKED, 21, "ActivationBlocked")                            \
-    X(JOB_REASON_ACTIVATION_RESERVED, 22, "ActivationReserved")
+    X(JOB_REASON_ACTIVATION_RESERVED, 22, "ActivationReserved")                          \
+    X(JOB_REASON_ACTIVATION_HOLD, 23, "ActivationHold")                                  \
+    X(JOB_REASON_ACTIVATION_FAILED, 24, "ActivationFailed")
 
 enum job_reason {
 #define JOB_REASON_ENUM(name, num, text) name = num,

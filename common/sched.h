@@ -36,6 +36,9 @@ enum sched_activation {
     SCHED_ACT_BLOCK,   /* "block the queue": it does not start, nor does any unit after it */
     SCHED_ACT_RESERVE, /* "keep the resources": it does not start, its candidate resources
                         * (sched_unit.kept) stay held for it, others go on */
+    SCHED_ACT_HOLD,    /* "hold until a time": it does not start and holds nothing until
+                        * the controller lets its filter be asked again (retry) */
+    SCHED_ACT_FAIL,    /* "fail the job": it never starts; retry does not apply */
 };
 
 struct sched_unit {
@@ -101,6 +104,8 @@ enum sched_verdict {
     SCHED_NEVER,      /* cannot run on the nodes as configured (reason BadConstraints) */
     SCHED_BLOCK,      /* its standing activation verdict blocks the queue */
     SCHED_RESERVE,    /* waits on its standing activation verdict, its resources kept */
+    SCHED_HOLD,       /* held by its standing activation verdict (reason ActivationHold) */
+    SCHED_FAIL,       /* fail it: "activation filter failed the job" */
 };
 
 /* One decision per unit, in the order of the view. For SCHED_START, allocs[i] (the

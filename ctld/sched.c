@@ -128,6 +128,7 @@ static uint32_t verdict_reason(enum sched_verdict v)
     case SCHED_PRIORITY: return JOB_REASON_PRIORITY;
     case SCHED_BLOCK: return JOB_REASON_ACTIVATION_BLOCKED;
     case SCHED_RESERVE: return JOB_REASON_ACTIVATION_RESERVED;
+    case SCHED_HOLD: return JOB_REASON_ACTIVATION_HOLD;
     default: return JOB_REASON_BAD_CONSTRAINTS;
     }
 }
@@ -181,6 +182,18 @@ static void set_sched_nodes(const struct cycle *cy, struct job *lead,
     }
 }
 
+/* An activation verdict failed the unit: it ends FAILED and says why. */
+static void fail_unit(struct ctld *c, struct job *lead)
+{
+    job_end_unit(c, lead, TESSERA__JOB_STATE__JOB_FAILED, 0);
+    for (size_t i = 0; i < job_ncomponents(lead); i++) {
+        struct job *j = job_component(lead, i);
+        j->rec->reason = JOB_REASON_ACTIVATION_FAILED;
+        pbutil_set_string(&j->rec->state_desc, "activation filter failed the job");
+        job_save(c, j);
+    }
+}
+
 /* Starts and reasons; a backfill cycle also sets every pending job's expected start.
  * Returns how many units started; *unplanned: a unit waits that no backfill cycle has
  * planned yet. */
@@ -209,6 +222,10 @@ static size_t apply(struct ctld *c, struct cycle *cy, time_t now, int *unplanned
             job_component(lead, i)->rec->last_sched_eval = now;
         if (backfill)
             lead->bf_cycle = s->bf_cycle_no;
+        if (d->verdict == SCHED_FAIL) {
+            fail_unit(c, lead);
+            continue;
+        }
         if (d->verdict == SCHED_START) {
             if (!unit_still_fits(c, lead, d->allocs)) {
                 dropped++;

@@ -32,8 +32,9 @@
  * Standing activation verdicts (SPEC 3.2, kept by the controller between two runs of a
  * unit's filter): a unit that blocks the queue does not start and neither does any unit
  * after it; a unit that keeps its resources holds them in the plan from now and the
- * others go on around it. When its filter may be asked again (sched_unit.retry) the unit
- * is decided as usual.
+ * others go on around it; a held unit waits and holds nothing; a failed one is failed.
+ * When its filter may be asked again (sched_unit.retry) the unit is decided as usual,
+ * except a failed one.
  */
 #include "common/errors.h"
 #include "common/hashmap.h"
@@ -751,8 +752,16 @@ static int standing_verdict(struct bf_state *st, const struct sched_view *v,
         d->verdict = SCHED_PRIORITY;
         return 1;
     }
+    if (u->activation == SCHED_ACT_FAIL) {
+        d->verdict = SCHED_FAIL;
+        return 1;
+    }
     if (u->retry || u->activation == SCHED_ACT_NONE)
         return 0;
+    if (u->activation == SCHED_ACT_HOLD) {
+        d->verdict = SCHED_HOLD;
+        return 1;
+    }
     if (u->activation == SCHED_ACT_BLOCK) {
         st->cur->queue_blocked = 1;
         d->verdict = SCHED_BLOCK;

@@ -120,12 +120,14 @@ static void test_reasons(void **state)
         {JOB_REASON_SYSTEM_FAILURE, "SystemFailure"},
         {JOB_REASON_ACTIVATION_BLOCKED, "ActivationBlocked"},
         {JOB_REASON_ACTIVATION_RESERVED, "ActivationReserved"},
+        {JOB_REASON_ACTIVATION_HOLD, "ActivationHold"},
+        {JOB_REASON_ACTIVATION_FAILED, "ActivationFailed"},
     };
 
     (void)state;
     for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
         assert_string_equal(jobreason_name(reasons[i].code), reasons[i].text);
-    assert_string_equal(jobreason_name(23), "Unknown");
+    assert_string_equal(jobreason_name(25), "Unknown");
     assert_string_equal(jobreason_name(UINT32_MAX), "Unknown");
 }
 

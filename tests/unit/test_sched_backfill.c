@@ -601,6 +601,31 @@ static void test_activation_reserve(void **state)
 
 /* A unit the nodes can never hold (they changed since it was accepted) is told so, in
  * both kinds of cycle, and blocks nobody. */
+/* Standing "hold" and "fail" verdicts: a held unit waits and holds nothing until its
+ * filter may be asked again; a failed one is failed, retry or not. */
+static void test_activation_hold_and_fail(void **state)
+{
+    struct world w;
+    world_init(&w, 10, 1, "bf_resolution=1");
+    plain(&w, 1, 8, 100);
+    plain(&w, 2, 8, 100);
+    plain(&w, 3, 2, 100);
+    w.units[0].activation = SCHED_ACT_HOLD;
+    w.units[1].activation = SCHED_ACT_FAIL;
+    w.units[1].retry = 1;
+    for (int kind = SCHED_EVENT; kind <= SCHED_BACKFILL; kind++) {
+        cycle(&w, (enum sched_kind)kind, 0);
+        assert_int_equal(V(0), SCHED_HOLD);
+        assert_int_equal(V(1), SCHED_FAIL);
+        assert_int_equal(V(2), SCHED_START); /* nothing held, nothing blocked */
+    }
+    w.units[0].retry = 1;
+    cycle(&w, SCHED_BACKFILL, 1);
+    assert_int_equal(V(0), SCHED_START);
+    assert_int_equal(V(1), SCHED_FAIL);
+    world_fini(&w);
+}
+
 static void test_never(void **state)
 {
     struct world w;
@@ -665,6 +690,7 @@ int main(void)
         cmocka_unit_test(test_het_overlapping_partitions),
         cmocka_unit_test(test_activation_block),
         cmocka_unit_test(test_activation_reserve),
+        cmocka_unit_test(test_activation_hold_and_fail),
         cmocka_unit_test(test_never),
         cmocka_unit_test(test_bad_params),
     };
