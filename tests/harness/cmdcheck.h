@@ -82,6 +82,47 @@ __attribute__((format(printf, 2, 3), unused)) static void expect_line(const char
         fail_msg("missing line '%s' in:\n%s", line, text ? text : "(null)");
 }
 
+/* "sbatch --parsable -D dir ARGS..." that must succeed; the job id. */
+static inline unsigned cmdcheck_submit(struct harness_cluster *c, const char *dir,
+                                       const char *const args[])
+{
+    const char *full[40] = {"--parsable", "-D", dir};
+    size_t n = 3;
+    for (size_t i = 0; args[i] && n < 39; i++)
+        full[n++] = args[i];
+    full[n] = NULL;
+    struct result r = cmdcheck_run(c, "sbatch", full);
+    if (r.rc != 0)
+        fail_msg("sbatch failed (%d): %s", r.rc, r.err);
+    unsigned id = (unsigned)strtoul(r.out, NULL, 10);
+    result_free(&r);
+    return id;
+}
+/* SUBMIT(args...) in a file that also defines `static char outdir[]`: jobs write there. */
+#define SUBMIT(...) cmdcheck_submit(&cluster, outdir, (const char *const[]){__VA_ARGS__, NULL})
+
+/* The value of " KEY=" in "scontrol show job ID" (static storage, "" when absent). */
+static inline const char *cmdcheck_show_field(struct harness_cluster *c, unsigned id,
+                                              const char *key)
+{
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", id);
+    struct result r = cmdcheck_run(c, "scontrol", (const char *const[]){"show", "job", sid,
+                                                                         NULL});
+    static char buf[512];
+    buf[0] = '\0';
+    char pat[64];
+    snprintf(pat, sizeof(pat), " %s=", key);
+    const char *p = r.out ? strstr(r.out, pat) : NULL;
+    if (p) {
+        p += strlen(pat);
+        snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(p, " \n"), p);
+    }
+    result_free(&r);
+    return buf;
+}
+#define show_field(id, key) cmdcheck_show_field(&cluster, id, key)
+
 /* "squeue -h -t all -o FORMAT -j ID", malloc'd. */
 static inline char *cmdcheck_query(struct harness_cluster *c, unsigned id, const char *format)
 {

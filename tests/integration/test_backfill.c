@@ -61,22 +61,6 @@ static int group_teardown(void **state)
     return 0;
 }
 
-static unsigned submit(const char *const args[])
-{
-    const char *full[40] = {"--parsable", "-D", outdir};
-    size_t n = 3;
-    for (size_t i = 0; args[i] && n < 39; i++)
-        full[n++] = args[i];
-    full[n] = NULL;
-    struct result r = cmdcheck_run(&cluster, "sbatch", full);
-    if (r.rc != 0)
-        fail_msg("sbatch failed (%d): %s", r.rc, r.err);
-    unsigned id = (unsigned)strtoul(r.out, NULL, 10);
-    result_free(&r);
-    return id;
-}
-#define SUBMIT(...) submit((const char *const[]){__VA_ARGS__, NULL})
-
 /* A time squeue printed (local, ISO 8601), or 0 for N/A. */
 static time_t parse_time(const char *text)
 {
@@ -116,27 +100,6 @@ static time_t wait_planned(unsigned id, int seconds)
     return 0;
 }
 
-static char *show_field(unsigned id, const char *key)
-{
-    char sid[16];
-    snprintf(sid, sizeof(sid), "%u", id);
-    struct result r = cmdcheck_run(&cluster, "scontrol",
-                                   (const char *const[]){"show", "job", sid, NULL});
-    expect_ok(&r);
-    char want[64];
-    snprintf(want, sizeof(want), " %s=", key);
-    char *at = strstr(r.out, want);
-    if (!at && !strncmp(r.out, want + 1, strlen(want) - 1))
-        at = r.out - 1;
-    char *val = NULL;
-    if (at) {
-        at += strlen(want);
-        val = strndup(at, strcspn(at, " \n"));
-    }
-    result_free(&r);
-    return val;
-}
-
 /* ------------------------------------------------------------------------------------ */
 
 static void test_backfill_around_wide_job(void **state)
@@ -153,12 +116,9 @@ static void test_backfill_around_wide_job(void **state)
     char *reason = query(w, "%T %r");
     assert_string_equal(reason, "PENDING Resources\n");
     free(reason);
-    char *shown = show_field(w, "StartTime"), want[32];
-    assert_string_equal(shown, stamp(reserved, want, sizeof(want)));
-    free(shown);
-    shown = show_field(w, "SchedNodeList");
-    assert_string_equal(shown, "n[1-4]");
-    free(shown);
+    char want[32];
+    assert_string_equal(show_field(w, "StartTime"), stamp(reserved, want, sizeof(want)));
+    assert_string_equal(show_field(w, "SchedNodeList"), "n[1-4]");
     char *sched_nodes = query(w, "%Y");
     assert_string_equal(sched_nodes, "n[1-4]\n");
     free(sched_nodes);

@@ -64,40 +64,6 @@ static int group_teardown(void **state)
 
 /* ------------------------------------------------------------------------------------ */
 
-static unsigned submit(const char *const args[])
-{
-    const char *full[40] = {"--parsable", "-D", outdir};
-    size_t n = 3;
-    for (size_t i = 0; args[i] && n < 39; i++)
-        full[n++] = args[i];
-    full[n] = NULL;
-    struct result r = cmdcheck_run(&cluster, "sbatch", full);
-    if (r.rc != 0)
-        fail_msg("sbatch failed (%d): %s", r.rc, r.err);
-    unsigned id = (unsigned)strtoul(r.out, NULL, 10);
-    result_free(&r);
-    return id;
-}
-#define SUBMIT(...) submit((const char *const[]){__VA_ARGS__, NULL})
-
-static char *show_field(unsigned id, const char *key)
-{
-    char sid[16];
-    snprintf(sid, sizeof(sid), "%u", id);
-    struct result r = RUN("scontrol", "show", "job", sid);
-    static char buf[512];
-    buf[0] = '\0';
-    char pat[64];
-    snprintf(pat, sizeof(pat), " %s=", key);
-    const char *p = strstr(r.out, pat);
-    if (p) {
-        p += strlen(pat);
-        snprintf(buf, sizeof(buf), "%.*s", (int)strcspn(p, " \n"), p);
-    }
-    result_free(&r);
-    return buf;
-}
-
 static char *read_output(unsigned id)
 {
     char path[700];
