@@ -188,6 +188,7 @@ static int check_scheduler_parameters(struct parse *p, const char *v);
 
 #define OFF(field) offsetof(struct conf, field)
 static const struct directive directives[] = {
+    {"AccountingRetention", DT_UINT, OFF(accounting_retention), 0, 1200, "0", NULL},
     {"AuthInfo", DT_STRING, OFF(auth_info), 0, 0, NULL, check_auth_info},
     {"AuthType", DT_STRING, OFF(auth_type), 0, 0, "auth/munge", check_auth_type},
     {"ClusterName", DT_STRING, OFF(cluster_name), 0, 0, "tessera", NULL},

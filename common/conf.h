@@ -78,6 +78,7 @@ struct conf {
     struct conf_param *sched_params; /* SchedulerParameters, split */
     size_t nsched_params;
     uint32_t min_job_age;
+    uint32_t accounting_retention; /* months accounting records are kept; 0: for ever */
     uint32_t noded_timeout;
     uint32_t kill_wait;
     uint32_t filter_timeout;

@@ -20,6 +20,7 @@ static const struct {
     [TESSERA__JOB_STATE__JOB_BOOT_FAIL] = {"BOOT_FAIL", "BF"},
     [TESSERA__JOB_STATE__JOB_DEADLINE] = {"DEADLINE", "DL"},
     [TESSERA__JOB_STATE__JOB_OUT_OF_MEMORY] = {"OUT_OF_MEMORY", "OOM"},
+    [TESSERA__JOB_STATE__JOB_REQUEUED] = {"REQUEUED", "RQ"},
 };
 #define NSTATES (sizeof(states) / sizeof(states[0]))
 

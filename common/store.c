@@ -568,6 +568,81 @@ int store_foreach(struct store *st, enum store_db db, store_visit_cb cb, void *a
     return ret;
 }
 
+struct store_reader {
+    struct store *st;
+    MDB_txn *txn;
+};
+
+int store_reader_open(struct store *st, struct store_reader **out)
+{
+    *out = NULL;
+    struct store_reader *r = calloc(1, sizeof(*r));
+    if (!r)
+        return TS_ENOMEM;
+    int rc = mdb_txn_begin(st->env, NULL, MDB_RDONLY, &r->txn);
+    if (rc != MDB_SUCCESS) {
+        free(r);
+        return mdb_to_ts(rc);
+    }
+    r->st = st;
+    *out = r;
+    return TS_OK;
+}
+
+void store_reader_close(struct store_reader *r)
+{
+    if (!r)
+        return;
+    mdb_txn_abort(r->txn);
+    free(r);
+}
+
+int store_reader_get(struct store_reader *r, enum store_db db, const void *key, size_t klen,
+                     const void **val, size_t *vlen)
+{
+    if ((unsigned)db >= STORE_DB_COUNT || klen == 0 || klen > STORE_MAX_KEY)
+        return TS_EINVAL;
+    MDB_val k = {.mv_size = klen, .mv_data = (void *)key}, v;
+    int rc = mdb_get(r->txn, r->st->dbi[db], &k, &v);
+    if (rc != MDB_SUCCESS)
+        return mdb_to_ts(rc);
+    *val = v.mv_data;
+    *vlen = v.mv_size;
+    return TS_OK;
+}
+
+/* memcmp order with the shorter key first on a tie: LMDB's default key order */
+static int key_cmp(const void *a, size_t alen, const void *b, size_t blen)
+{
+    int d = memcmp(a, b, alen < blen ? alen : blen);
+    return d ? d : alen < blen ? -1 : alen > blen;
+}
+
+int store_reader_range(struct store_reader *r, enum store_db db, const void *from,
+                       size_t flen, const void *to, size_t tlen, store_visit_cb cb, void *arg)
+{
+    if ((unsigned)db >= STORE_DB_COUNT || !cb || flen > STORE_MAX_KEY)
+        return TS_EINVAL;
+    MDB_cursor *cur;
+    int rc = mdb_cursor_open(r->txn, r->st->dbi[db], &cur);
+    if (rc != MDB_SUCCESS)
+        return mdb_to_ts(rc);
+    MDB_val k = {.mv_size = flen, .mv_data = (void *)from}, v;
+    int ret = TS_OK;
+    for (rc = mdb_cursor_get(cur, &k, &v, flen ? MDB_SET_RANGE : MDB_FIRST);
+         rc == MDB_SUCCESS; rc = mdb_cursor_get(cur, &k, &v, MDB_NEXT)) {
+        if (to && key_cmp(k.mv_data, k.mv_size, to, tlen) > 0)
+            break;
+        ret = cb(arg, k.mv_data, k.mv_size, v.mv_data, v.mv_size);
+        if (ret != 0)
+            break;
+    }
+    if (ret == 0 && rc != MDB_SUCCESS && rc != MDB_NOTFOUND)
+        ret = mdb_to_ts(rc);
+    mdb_cursor_close(cur);
+    return ret;
+}
+
 void store_get_stats(const struct store *st, struct store_stats *out)
 {
     *out = st->stats;

@@ -78,6 +78,21 @@ typedef int (*store_visit_cb)(void *arg, const void *key, size_t klen, const voi
                               size_t vlen);
 int store_foreach(struct store *st, enum store_db db, store_visit_cb cb, void *arg);
 
+/* A consistent snapshot for several reads (one LMDB read transaction): values it hands
+ * out point into the map and stay valid until store_reader_close(). Opened and closed on
+ * the same thread; keep it short-lived, as an open reader keeps old pages from reuse. */
+struct store_reader;
+int store_reader_open(struct store *st, struct store_reader **out);
+void store_reader_close(struct store_reader *r);
+/* TS_ENOENT when absent. *val is not a copy. */
+int store_reader_get(struct store_reader *r, enum store_db db, const void *key, size_t klen,
+                     const void **val, size_t *vlen);
+/* Visit the records with from <= key <= to in key order (to NULL: to the end; keys
+ * compare bytewise, shorter first on a tie). A non-zero return from cb stops the walk and
+ * is returned. */
+int store_reader_range(struct store_reader *r, enum store_db db, const void *from,
+                       size_t flen, const void *to, size_t tlen, store_visit_cb cb, void *arg);
+
 struct store_stats {
     uint64_t batches;     /* committed write transactions */
     uint64_t ops;         /* puts and deletes committed */

@@ -1,5 +1,6 @@
 /* Controller life: start-up, the event loop, signals, reconfiguration, shutdown. */
 #include "ctld/ctld.h"
+#include "ctld/acct.h"
 #include "ctld/step.h"
 
 #include "common/auth.h"
@@ -40,7 +41,9 @@ static void hold_running(struct ctld *c)
 
 static void housekeeping_tick(struct loop *loop, struct loop_timer *t, void *arg)
 {
-    job_housekeeping(arg, time(NULL));
+    time_t now = time(NULL);
+    job_housekeeping(arg, now);
+    acct_housekeeping(arg, now);
 }
 
 static void on_hangup(struct loop *loop, int signo, void *arg)
@@ -143,7 +146,8 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
         goto error;
     }
     if ((err = step_cred_init(c, errbuf, errlen)) || (err = ctld_state_load(c, errbuf, errlen)) ||
-        (err = job_table_load(c, errbuf, errlen)) || (err = step_table_load(c, errbuf, errlen)) ||
+        (err = acct_init(c, errbuf, errlen)) || (err = job_table_load(c, errbuf, errlen)) ||
+        (err = step_table_load(c, errbuf, errlen)) ||
         (err = node_table_build(c, errbuf, errlen)))
         goto error;
     hold_running(c);

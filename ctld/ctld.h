@@ -49,6 +49,10 @@ struct ctld {
     int alloc_closed;             /* shutting down: answers are dropped, nothing follows */
     struct alloc_unclaimed *alloc_unclaimed; /* started allocations nobody waits for */
 
+    /* accounting (ctld/acct.c) */
+    int64_t acct_max_span;        /* longest eligible-to-end time of any stored record */
+    time_t acct_next_purge;       /* when AccountingRetention is next applied */
+
     /* the key step credentials are signed with (ctld/step_mgr.c) */
     struct cred_key *cred_key;
     char *cred_public_pem;

@@ -28,6 +28,9 @@ struct job {
     struct job *prev, *next;   /* every job in id order */
     struct step *steps;        /* its steps, ascending id (ctld/step.h) */
     uint64_t bf_cycle;         /* leader: the last backfill cycle that planned it (0: none) */
+    int acct_state;            /* state + 1 of the last accounting record written (0: none
+                                * since this controller started) */
+    int64_t acct_start, acct_end; /* its start and end times */
 };
 
 struct job_table {

@@ -171,6 +171,7 @@ static void apply_pending(const struct action *a, struct job *j)
         r->state = TESSERA__JOB_STATE__JOB_CANCELLED;
         r->end_time = a->now;
         r->reason = JOB_REASON_NONE;
+        r->cancel_uid = (uint32_t)a->uid;
         break;
     case TESSERA__JOB_ACTION__JOB_ACTION_HOLD:
         r->hold = a->admin ? 2 : 1;
@@ -199,6 +200,12 @@ static void apply_started(const struct action *a, struct job **targets, int n, i
     struct job *leader = targets[0]->leader;
     switch (a->kind) {
     case TESSERA__JOB_ACTION__JOB_ACTION_CANCEL:
+        for (int i = 0; i < (whole ? (int)job_ncomponents(leader) : n); i++) {
+            Tessera__JobRecord *r = whole ? job_component(leader, (size_t)i)->rec
+                                          : targets[i]->rec;
+            if (!r->end_pending && !jobstate_is_finished(r->state))
+                r->cancel_uid = (uint32_t)a->uid; /* sacct's "CANCELLED by <uid>" */
+        }
         if (whole)
             job_terminate_unit(a->c, leader, TESSERA__JOB_STATE__JOB_CANCELLED);
         else

@@ -7,6 +7,7 @@
  * RUNNING and learns from the node daemon whether its script runs.
  */
 #include "ctld/ctld.h"
+#include "ctld/acct.h"
 #include "ctld/job.h"
 #include "ctld/node.h"
 #include "ctld/sched.h"
@@ -145,6 +146,7 @@ void job_requeue_unit(struct ctld *c, struct job *leader)
         Tessera__JobRecord *r = j->rec;
         if (r->state != TESSERA__JOB_STATE__JOB_PENDING && !jobstate_is_finished(r->state))
             node_release(c, r);
+        acct_job_requeued(c, j, time(NULL));
         r->state = TESSERA__JOB_STATE__JOB_PENDING;
         r->restarts++;
         r->start_time = r->end_time = r->eligible_time = r->suspend_time = 0;

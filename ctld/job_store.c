@@ -1,6 +1,7 @@
 /* Jobs in LMDB: one JobRecord per component in the "jobs" database, keyed by the
  * component's id (8 bytes, big-endian, so cursor order is id order). */
 #include "ctld/ctld.h"
+#include "ctld/acct.h"
 #include "ctld/job.h"
 #include "ctld/step.h"
 
@@ -22,6 +23,8 @@ int job_save(struct ctld *c, struct job *j)
     store_key_u64(key, j->rec->job_id);
     int err = store_put(c->store, STORE_DB_JOBS, key, sizeof(key), buf, len);
     free(buf);
+    if (!err)
+        acct_job_saved(c, j); /* into the same batch: one commit holds both */
     job_alloc_changed(c);
     return err;
 }

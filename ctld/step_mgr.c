@@ -12,6 +12,7 @@
 #include "ctld/step.h"
 
 #include "ctld/ctld.h"
+#include "ctld/acct.h"
 #include "ctld/job.h"
 #include "ctld/node.h"
 
@@ -85,6 +86,8 @@ static int step_save(struct ctld *c, const struct step *s)
     step_key(key, s->rec->job_id, s->rec->step_id);
     int err = store_put(c->store, STORE_DB_STEPS, key, sizeof(key), buf, len);
     free(buf);
+    if (!err)
+        acct_step_saved(c, s);
     return err;
 }
 

@@ -1,7 +1,9 @@
 # A private cluster for benchmarks, sourced by contrib/bench/*.sh: munged, tessera-ctld and
 # four tessera-noded (4 CPUs each) from build/ in a temporary folder, stopped and removed
 # when the sourcing script exits. After bench_cluster_start: $bin (the commands), $dir
-# (the folder), TESSERA_CONF exported, the nodes idle.
+# (the folder), TESSERA_CONF exported, the nodes idle. A function bench_before_ctld, when
+# the script defines one, runs after the configuration is written and before the
+# controller starts.
 
 bin=$PWD/build/bin
 [[ -x $bin/tessera-noded && -x $bin/sbatch ]] || { echo "build first (cmake --build build)" >&2; exit 1; }
@@ -44,6 +46,8 @@ bench_cluster_start() {
     echo "PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=UNLIMITED"
   } > "$dir/tessera.conf"
   for _ in $(seq 100); do [[ -S $dir/munge.socket ]] && break; sleep 0.05; done
+  # a sourcing script may prepare the state folder first
+  if declare -F bench_before_ctld >/dev/null; then bench_before_ctld; fi
   "$bin/tessera-ctld" -D -f "$dir/tessera.conf" 2>"$dir/ctld.log" &
   bench_pids+=($!)
   export TESSERA_CONF=$dir/tessera.conf

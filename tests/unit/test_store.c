@@ -220,6 +220,61 @@ static void test_roundtrip(void **state)
     assert_memory_equal(k, be, 8);
 }
 
+/* A reader is one snapshot: ranges are inclusive at both ends, stop when asked, and do
+ * not see what commits after the reader opened. */
+static void test_reader_range(void **state)
+{
+    struct fixture *f = *state;
+    for (uint64_t k = 1; k <= 20; k++) {
+        uint8_t key[8], val[8];
+        store_key_u64(key, k);
+        store_key_u64(val, k * 10);
+        assert_int_equal(store_put(f->st, STORE_DB_ACCT_BY_END, key, 8, val, 8), TS_OK);
+    }
+    assert_int_equal(commit(f), TS_OK);
+    struct store_reader *rd;
+    assert_int_equal(store_reader_open(f->st, &rd), TS_OK);
+    uint8_t from[8], to[8];
+    store_key_u64(from, 5);
+    store_key_u64(to, 9);
+    struct visit v = {.stop_at = -1};
+    assert_int_equal(store_reader_range(rd, STORE_DB_ACCT_BY_END, from, 8, to, 8, visit_cb, &v),
+                     TS_OK);
+    assert_int_equal(v.n, 5);
+    assert_int_equal(v.keys[0], 5);
+    assert_int_equal(v.keys[4], 9);
+    /* open-ended, from nothing, and stopped by the callback */
+    struct visit all = {.stop_at = -1}, some = {.stop_at = 3};
+    assert_int_equal(store_reader_range(rd, STORE_DB_ACCT_BY_END, NULL, 0, NULL, 0, visit_cb,
+                                        &all), TS_OK);
+    assert_int_equal(all.n, 20);
+    assert_int_equal(store_reader_range(rd, STORE_DB_ACCT_BY_END, from, 8, NULL, 0, visit_cb,
+                                        &some), 42);
+    assert_int_equal(some.n, 3);
+    assert_int_equal(some.keys[2], 7);
+    /* a range past the last key is empty */
+    store_key_u64(from, 21);
+    struct visit none = {.stop_at = -1};
+    assert_int_equal(store_reader_range(rd, STORE_DB_ACCT_BY_END, from, 8, NULL, 0, visit_cb,
+                                        &none), TS_OK);
+    assert_int_equal(none.n, 0);
+    /* get, and the snapshot: a later commit is not seen by this reader */
+    uint8_t key[8];
+    store_key_u64(key, 7);
+    const void *val;
+    size_t vlen;
+    assert_int_equal(store_reader_get(rd, STORE_DB_ACCT_BY_END, key, 8, &val, &vlen), TS_OK);
+    assert_int_equal(store_key_get_u64(val), 70);
+    assert_int_equal(store_del(f->st, STORE_DB_ACCT_BY_END, key, 8), TS_OK);
+    assert_int_equal(commit(f), TS_OK);
+    assert_int_equal(store_reader_get(rd, STORE_DB_ACCT_BY_END, key, 8, &val, &vlen), TS_OK);
+    store_reader_close(rd);
+    assert_int_equal(store_reader_open(f->st, &rd), TS_OK);
+    assert_int_equal(store_reader_get(rd, STORE_DB_ACCT_BY_END, key, 8, &val, &vlen),
+                     TS_ENOENT);
+    store_reader_close(rd);
+}
+
 static void test_not_visible_before_commit(void **state)
 {
     struct fixture *f = *state;
@@ -614,6 +669,7 @@ int main(int argc, char **argv)
     self_path = argv[0];
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_roundtrip, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_reader_range, setup, teardown),
         cmocka_unit_test_setup_teardown(test_not_visible_before_commit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_key_limits, setup, teardown),
         cmocka_unit_test_setup_teardown(test_after_commit_order, setup, teardown),

@@ -1,0 +1,32 @@
+/* Accounting in the controller (docs/accounting.md): records written in the same group
+ * commit as the changes they describe, kept past MinJobAge and restarts, purged after
+ * AccountingRetention months, and sacct's queries answered from the indexes. */
+#ifndef TESSERA_CTLD_ACCT_H
+#define TESSERA_CTLD_ACCT_H
+
+#include "common/rpc_server.h"
+
+#include <time.h>
+
+struct ctld;
+struct job;
+struct step;
+
+/* At start-up, after the state: read the span counter. */
+int acct_init(struct ctld *c, char *errbuf, size_t errlen);
+
+/* A component was saved (job_save): when it started, ended or was requeued since the
+ * last record, queue its record (and a batch job's script step) with the change. */
+void acct_job_saved(struct ctld *c, struct job *j);
+/* The unit's run ends in a requeue: record each component's run as REQUEUED before the
+ * component is reset to pending. */
+void acct_job_requeued(struct ctld *c, struct job *j, time_t now);
+/* A step record was saved: queue its accounting record. */
+void acct_step_saved(struct ctld *c, const struct step *s);
+
+/* Once a second from housekeeping: apply AccountingRetention now and then. */
+void acct_housekeeping(struct ctld *c, time_t now);
+
+void ctld_handle_acct_query(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+
+#endif
