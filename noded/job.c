@@ -306,7 +306,8 @@ static int plan_exec(struct exec_plan *plan, const Tessera__BatchLaunchRequest *
 
 /* The script ended (or the group leader did): clean the group up and report. Steps of
  * the job go on until the controller ends them. */
-static void job_exited(struct loop *loop, pid_t pid, int status, void *arg)
+static void job_exited(struct loop *loop, pid_t pid, int status, const struct rusage *ru,
+                       void *arg)
 {
     struct noded *nd = arg;
     size_t cursor = 0;

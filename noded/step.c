@@ -173,7 +173,8 @@ static void unlink_step(struct nd_job *j, struct nd_step *s)
     }
 }
 
-static void stepd_exited(struct loop *loop, pid_t pid, int status, void *arg)
+static void stepd_exited(struct loop *loop, pid_t pid, int status, const struct rusage *ru,
+                         void *arg)
 {
     struct nd_step *s = arg;
     struct noded *nd = s->nd;

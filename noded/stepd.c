@@ -81,7 +81,8 @@ void stepd_srun_lost(struct stepd *sd, int err)
     stepd_check_done(sd);
 }
 
-static void task_exited(struct loop *loop, pid_t pid, int status, void *arg)
+static void task_exited(struct loop *loop, pid_t pid, int status, const struct rusage *ru,
+                        void *arg)
 {
     struct stepd *sd = arg;
     for (size_t i = 0; i < sd->ntasks; i++) {
@@ -132,7 +133,8 @@ static void on_signal(struct loop *loop, int signo, void *arg)
     log_debug("signal %d to the step", signo);
 }
 
-static void on_orphan(struct loop *loop, pid_t pid, int status, void *arg)
+static void on_orphan(struct loop *loop, pid_t pid, int status, const struct rusage *ru,
+                      void *arg)
 {
     /* a task's child, re-parented here: reaped */
 }
