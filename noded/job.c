@@ -108,7 +108,7 @@ void job_maybe_done(struct noded *nd, struct nd_job *j)
     /* a terminate is over once nothing is left: the controller waits for this report
      * (a batch script's own end was reported already) */
     if (j->terminating && !j->batch)
-        link_report_end(nd, j->id, -1, 0);
+        link_report_end(nd, j->id, -1, 0, NULL);
     job_free(nd, j);
 }
 
@@ -322,7 +322,7 @@ static void job_exited(struct loop *loop, pid_t pid, int status, const struct ru
     log_info("job %u: batch script ended (%s %d)", j->id,
              WIFSIGNALED(status) ? "signal" : "exit",
              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-    link_report_end(nd, j->id, status, 1);
+    link_report_end(nd, j->id, status, 1, ru);
     j->pid = 0;
     job_rm_tree(j->spool);
     j->spool[0] = '\0';
