@@ -13,6 +13,7 @@
 #include <string.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
+#include <sys/resource.h>
 #include <sys/signalfd.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -594,12 +595,12 @@ void loop_set_orphan_cb(struct loop *loop, loop_child_cb cb, void *arg)
         log_error("loop: cannot install SIGCHLD handling: %s", ts_strerror(rc));
 }
 
-static void dispatch_child(struct loop *loop, pid_t pid, int status)
+static void dispatch_child(struct loop *loop, pid_t pid, int status, const struct rusage *ru)
 {
     struct child_watcher **pp = child_find(loop, pid);
     if (!pp) {
         if (loop->orphan_cb)
-            loop->orphan_cb(loop, pid, status, loop->orphan_arg);
+            loop->orphan_cb(loop, pid, status, ru, loop->orphan_arg);
         else
             log_debug("loop: reaped unwatched child %d", (int)pid);
         return;
@@ -610,7 +611,7 @@ static void dispatch_child(struct loop *loop, pid_t pid, int status)
     loop_child_cb cb = w->cb;
     void *arg = w->arg;
     free(w);
-    cb(loop, pid, status, arg);
+    cb(loop, pid, status, ru, arg);
 }
 
 /* SIGCHLD coalesces, so one signal may stand for many exits: reap until none is left. */
@@ -619,12 +620,13 @@ static void reap_children(struct loop *loop)
     loop->reap_pending = false;
     for (;;) {
         int status;
-        pid_t pid = waitpid(-1, &status, WNOHANG);
+        struct rusage ru;
+        pid_t pid = wait4(-1, &status, WNOHANG, &ru);
         if (pid < 0 && errno == EINTR)
             continue;
         if (pid <= 0)
             return;
-        dispatch_child(loop, pid, status);
+        dispatch_child(loop, pid, status, &ru);
     }
 }
 

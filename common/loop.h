@@ -16,6 +16,7 @@
 
 struct loop;
 struct loop_timer;
+struct rusage;
 
 #define LOOP_READ 0x1u
 #define LOOP_WRITE 0x2u
@@ -24,8 +25,10 @@ struct loop_timer;
 typedef void (*loop_fd_cb)(struct loop *loop, int fd, unsigned events, void *arg);
 typedef void (*loop_timer_cb)(struct loop *loop, struct loop_timer *timer, void *arg);
 typedef void (*loop_signal_cb)(struct loop *loop, int signo, void *arg);
-/* status as from waitpid(2) */
-typedef void (*loop_child_cb)(struct loop *loop, pid_t pid, int status, void *arg);
+/* status and usage as from wait4(2): usage is what the child and the descendants it
+ * waited for used (ru_maxrss in kilobytes); valid during the call only. */
+typedef void (*loop_child_cb)(struct loop *loop, pid_t pid, int status,
+                              const struct rusage *usage, void *arg);
 typedef void (*loop_fn)(struct loop *loop, void *arg);
 
 struct loop *loop_create(void);
@@ -60,9 +63,11 @@ uint64_t loop_now_ms(const struct loop *loop);
  * before creating threads so that they inherit the mask. One callback per signal. */
 int loop_signal_add(struct loop *loop, int signo, loop_signal_cb cb, void *arg);
 
-/* Report the exit of child pid once. Register in the same iteration as the fork (before
- * control returns to the loop), so the exit cannot be reaped unwatched. Installs the
- * SIGCHLD handling on first use (the same threading rule as loop_signal_add). */
+/* Report the exit of child pid once, with its wait status and resource usage (the loop
+ * reaps with wait4(2): a callback learns both without a call of its own). Register in the
+ * same iteration as the fork (before control returns to the loop), so the exit cannot be
+ * reaped unwatched. Installs the SIGCHLD handling on first use (the same threading rule
+ * as loop_signal_add). */
 int loop_child_watch(struct loop *loop, pid_t pid, loop_child_cb cb, void *arg);
 /* Called for reaped children nobody watched (a subreaper's adopted orphans). Installs
  * the SIGCHLD handling too, as loop_child_watch() does. */

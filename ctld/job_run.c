@@ -13,6 +13,7 @@
 #include "ctld/sched.h"
 #include "ctld/step.h"
 
+#include "common/acctusage.h"
 #include "common/conf.h"
 #include "common/errors.h"
 #include "common/hostlist.h"
@@ -220,6 +221,8 @@ void job_batch_ended(struct ctld *c, const Tessera__JobCompleteRequest *msg)
         j->rec->state == TESSERA__JOB_STATE__JOB_PENDING)
         return; /* already settled (the node's report crossed a time-out, say) */
     int status = msg->status < 0 ? 0 : msg->status;
+    if (msg->batch && msg->usage && acctusage_replace(&j->rec->batch_usage, msg->usage) != TS_OK)
+        log_error("job %u: out of memory; the batch script's usage is lost", j->rec->job_id);
     if (j->rec->end_pending) {
         settle(c, j, status);
         return;

@@ -16,6 +16,7 @@
 #include "ctld/job.h"
 #include "ctld/node.h"
 
+#include "common/acctusage.h"
 #include "common/conf.h"
 #include "common/cred.h"
 #include "common/errors.h"
@@ -434,6 +435,9 @@ void step_node_ended(struct ctld *c, const Tessera__StepCompleteRequest *msg)
         if (before == s->rec->n_pending_nodes)
             continue; /* a resent report */
         s->rec->exit_code = worse(s->rec->exit_code, msg->status);
+        if (acctusage_merge(&s->rec->usage, msg->usage) != TS_OK)
+            log_error("step %u.%u: out of memory; usage on %s not counted", msg->job_id,
+                      msg->step_id, msg->node);
         if (s->rec->n_pending_nodes == 0)
             finish(c, s, now);
         step_save(c, s);

@@ -108,7 +108,7 @@ void job_maybe_done(struct noded *nd, struct nd_job *j)
     /* a terminate is over once nothing is left: the controller waits for this report
      * (a batch script's own end was reported already) */
     if (j->terminating && !j->batch)
-        link_report_end(nd, j->id, -1, 0);
+        link_report_end(nd, j->id, -1, 0, NULL);
     job_free(nd, j);
 }
 
@@ -306,7 +306,8 @@ static int plan_exec(struct exec_plan *plan, const Tessera__BatchLaunchRequest *
 
 /* The script ended (or the group leader did): clean the group up and report. Steps of
  * the job go on until the controller ends them. */
-static void job_exited(struct loop *loop, pid_t pid, int status, void *arg)
+static void job_exited(struct loop *loop, pid_t pid, int status, const struct rusage *ru,
+                       void *arg)
 {
     struct noded *nd = arg;
     size_t cursor = 0;
@@ -321,7 +322,7 @@ static void job_exited(struct loop *loop, pid_t pid, int status, void *arg)
     log_info("job %u: batch script ended (%s %d)", j->id,
              WIFSIGNALED(status) ? "signal" : "exit",
              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-    link_report_end(nd, j->id, status, 1);
+    link_report_end(nd, j->id, status, 1, ru);
     j->pid = 0;
     job_rm_tree(j->spool);
     j->spool[0] = '\0';

@@ -4,6 +4,7 @@
  * what was not acknowledged, so no end is lost.
  */
 #include "noded/noded.h"
+#include "noded/stepstatus.h"
 
 #include "common/conf.h"
 #include "common/cred.h"
@@ -222,7 +223,21 @@ static void queue_report(struct noded *nd, struct nd_report *r)
     send_reports(nd);
 }
 
-void link_report_end(struct noded *nd, uint32_t job_id, int status, int batch)
+/* The report's own usage, naming this node (node: the message's copy of its name). */
+static Tessera__AcctUsage *report_usage(struct nd_report *r, char *node,
+                                        const struct stepstatus_usage *u)
+{
+    tessera__acct_usage__init(&r->usage);
+    r->usage.user_usec = u->user_usec;
+    r->usage.sys_usec = u->sys_usec;
+    r->usage.max_rss_kb = u->max_rss_kb;
+    r->usage.max_rss_node = node;
+    r->usage.max_rss_task = u->max_rss_task;
+    return &r->usage;
+}
+
+void link_report_end(struct noded *nd, uint32_t job_id, int status, int batch,
+                     const struct rusage *usage)
 {
     struct nd_report *r = calloc(1, sizeof(*r));
     if (!r || !(r->msg.node = strdup(nd->name))) {
@@ -239,10 +254,16 @@ void link_report_end(struct noded *nd, uint32_t job_id, int status, int batch)
     r->msg.batch = batch;
     r->msg.end_time = (int64_t)time(NULL);
     r->msg.seq = ++nd->report_seq;
+    if (batch && usage) {
+        struct stepstatus_usage u = {0};
+        stepstatus_usage_add(&u, usage, 0);
+        r->msg.usage = report_usage(r, node, &u);
+    }
     queue_report(nd, r);
 }
 
-void link_report_step_end(struct noded *nd, uint32_t job_id, uint32_t step_id, int status)
+void link_report_step_end(struct noded *nd, uint32_t job_id, uint32_t step_id, int status,
+                          const struct stepstatus_usage *usage)
 {
     struct nd_report *r = calloc(1, sizeof(*r));
     char *node = r ? strdup(nd->name) : NULL;
@@ -259,6 +280,8 @@ void link_report_step_end(struct noded *nd, uint32_t job_id, uint32_t step_id, i
     r->step.status = status;
     r->step.end_time = (int64_t)time(NULL);
     r->step.seq = ++nd->report_seq;
+    if (usage)
+        r->step.usage = report_usage(r, node, usage);
     queue_report(nd, r);
 }
 

@@ -25,7 +25,8 @@ static void on_terminate(struct loop *loop, int signo, void *arg)
     loop_stop(loop);
 }
 
-static void on_orphan(struct loop *loop, pid_t pid, int status, void *arg)
+static void on_orphan(struct loop *loop, pid_t pid, int status, const struct rusage *ru,
+                      void *arg)
 {
     /* a job's straggler, re-parented to us when its parent ended: reaped, nothing else */
     log_debug("reaped orphan %d", (int)pid);

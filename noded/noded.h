@@ -26,6 +26,8 @@ struct rpc_peer;
 struct hashmap;
 struct cred_key;
 struct cred_replay;
+struct rusage;
+struct stepstatus_usage;
 
 struct nd_job;
 struct noded;
@@ -60,12 +62,14 @@ struct nd_job {
 };
 
 /* An end waiting for the controller's acknowledgement: a job's (batch script, or all its
- * processes after a terminate) or a step's on this node. */
+ * processes after a terminate) or a step's on this node. The message's usage, when set,
+ * points at the report's own (its node name is the message's), so it lives as long. */
 struct nd_report {
     struct nd_report *next;
     int is_step;
     Tessera__JobCompleteRequest msg;
     Tessera__StepCompleteRequest step;
+    Tessera__AcctUsage usage;
     int in_flight;
 };
 
@@ -114,10 +118,15 @@ void noded_destroy(struct noded *nd);
 /* noded/link.c */
 int link_start(struct noded *nd);
 void link_stop(struct noded *nd);
-/* Queue a job end for the controller (sent now if registered, else after registering). */
-void link_report_end(struct noded *nd, uint32_t job_id, int status, int batch);
-/* The same for a step's end on this node (status: the worst task wait status). */
-void link_report_step_end(struct noded *nd, uint32_t job_id, uint32_t step_id, int status);
+/* Queue a job end for the controller (sent now if registered, else after registering).
+ * batch: the batch script ended, and usage (NULL: unknown) is what it used, as wait4
+ * measured it (the report's usage then names this node and task 0). */
+void link_report_end(struct noded *nd, uint32_t job_id, int status, int batch,
+                     const struct rusage *usage);
+/* The same for a step's end on this node (status: the worst task wait status; usage:
+ * what its tasks used, NULL when unknown). */
+void link_report_step_end(struct noded *nd, uint32_t job_id, uint32_t step_id, int status,
+                          const struct stepstatus_usage *usage);
 /* The controller handed its public key (PEM) at registration. */
 void link_take_cred_key(struct noded *nd, const char *pem);
 

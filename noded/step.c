@@ -18,6 +18,7 @@
  * what its earlier life left (as for batch scripts).
  */
 #include "noded/noded.h"
+#include "noded/stepstatus.h"
 
 #include "common/conf.h"
 #include "common/cred.h"
@@ -148,19 +149,19 @@ static void record_group(const struct nd_step *s)
         log_warn("step %u.%u: cannot record its process group", s->job->id, s->step_id);
 }
 
-/* The worst task status the step daemon left in its folder; else its own status. */
-static int read_status(const struct nd_step *s, int fallback)
+/* The worst task status and the tasks' usage the step daemon left in its folder; else
+ * its own status (and no usage). */
+static void read_status(const struct nd_step *s, int fallback, struct stepstatus *st)
 {
     char path[700];
     snprintf(path, sizeof(path), "%s/status", s->spool);
-    FILE *f = fopen(path, "re");
-    int status = fallback;
-    if (f) {
-        if (fscanf(f, "%d", &status) != 1)
-            status = fallback;
-        fclose(f);
+    int err = stepstatus_read(path, st);
+    if (err) {
+        if (err != TS_ENOENT)
+            log_warn("step %u.%u: unreadable %s: %s", s->job->id, s->step_id, path,
+                     ts_strerror(err));
+        *st = (struct stepstatus){.status = fallback};
     }
-    return status;
 }
 
 static void unlink_step(struct nd_job *j, struct nd_step *s)
@@ -173,17 +174,20 @@ static void unlink_step(struct nd_job *j, struct nd_step *s)
     }
 }
 
-static void stepd_exited(struct loop *loop, pid_t pid, int status, void *arg)
+static void stepd_exited(struct loop *loop, pid_t pid, int status, const struct rusage *ru,
+                         void *arg)
 {
     struct nd_step *s = arg;
     struct noded *nd = s->nd;
     struct nd_job *j = s->job;
     kill(-pid, SIGKILL); /* what the step left in its group ends with it */
-    int worst = read_status(s, status);
+    struct stepstatus st;
+    read_status(s, status, &st);
+    int worst = st.status;
     log_info("step %u.%u: ended (%s %d)", j->id, s->step_id,
              WIFSIGNALED(worst) ? "signal" : "exit",
              WIFSIGNALED(worst) ? WTERMSIG(worst) : WEXITSTATUS(worst));
-    link_report_step_end(nd, j->id, s->step_id, worst);
+    link_report_step_end(nd, j->id, s->step_id, worst, st.has_usage ? &st.usage : NULL);
     unlink_step(j, s);
     loop_timer_cancel(nd->loop, s->kill_timer);
     if (s->ctl_fd >= 0)

@@ -4,6 +4,7 @@
 #include "noded/stepd.h"
 
 #include "noded/pmi.h"
+#include "noded/stepstatus.h"
 
 #include "common/conf.h"
 #include "common/errors.h"
@@ -24,27 +25,19 @@
 /* ------------------------------------------------------------------------------------ */
 /* the end */
 
-/* The highest exit code; a signal counts above any exit code. */
-static int worse(int a, int b)
-{
-    int ka = WIFSIGNALED(a) ? 256 + WTERMSIG(a) : WEXITSTATUS(a);
-    int kb = WIFSIGNALED(b) ? 256 + WTERMSIG(b) : WEXITSTATUS(b);
-    return kb > ka ? b : a;
-}
-
+/* The worst task status and what the tasks used, for the node daemon's report. */
 static void write_status(struct stepd *sd)
 {
-    int status = 0;
-    for (size_t i = 0; i < sd->ntasks; i++)
-        if (sd->tasks[i].exited)
-            status = worse(status, sd->tasks[i].status);
+    struct stepstatus st = {0};
+    for (size_t i = 0; i < sd->ntasks; i++) {
+        const struct sd_task *t = &sd->tasks[i];
+        if (t->exited)
+            stepstatus_add_task(&st, t->status, t->pid > 0 ? &t->usage : NULL, t->rank);
+    }
     char path[1024];
     snprintf(path, sizeof(path), "%s/status", sd->spool);
-    FILE *f = fopen(path, "we");
-    if (!f || fprintf(f, "%d\n", status) < 0)
+    if (stepstatus_write(path, &st) != TS_OK)
         log_warn("cannot write %s: %s", path, strerror(errno));
-    if (f)
-        fclose(f);
 }
 
 static int all_exited(const struct stepd *sd)
@@ -81,7 +74,8 @@ void stepd_srun_lost(struct stepd *sd, int err)
     stepd_check_done(sd);
 }
 
-static void task_exited(struct loop *loop, pid_t pid, int status, void *arg)
+static void task_exited(struct loop *loop, pid_t pid, int status, const struct rusage *ru,
+                        void *arg)
 {
     struct stepd *sd = arg;
     for (size_t i = 0; i < sd->ntasks; i++) {
@@ -90,6 +84,7 @@ static void task_exited(struct loop *loop, pid_t pid, int status, void *arg)
             continue;
         t->exited = 1;
         t->status = status;
+        t->usage = *ru;
         log_debug("step %u.%u: task %u ended (status %d)", sd->layout->job_id,
                   sd->layout->step_id, t->rank, status);
         stepd_io_task_exit(sd, t);
@@ -132,7 +127,8 @@ static void on_signal(struct loop *loop, int signo, void *arg)
     log_debug("signal %d to the step", signo);
 }
 
-static void on_orphan(struct loop *loop, pid_t pid, int status, void *arg)
+static void on_orphan(struct loop *loop, pid_t pid, int status, const struct rusage *ru,
+                      void *arg)
 {
     /* a task's child, re-parented here: reaped */
 }

@@ -3,7 +3,8 @@
  * tasks of this node as their user, forwards their output to srun and srun's input to
  * task 0, serves PMI-1 to them (noded/pmi.c) with barriers gathered through srun, tells
  * srun how each task ended, and exits once everything is delivered, leaving the worst
- * task status in its spool folder for the node daemon's report (docs/steps.md).
+ * task status and what the tasks used in its spool folder for the node daemon's report
+ * (noded/stepstatus.h, docs/steps.md).
  *
  * Every task is in the step daemon's process group, so a signal to the step reaches all
  * of them; the daemon itself only takes note of such signals (it must outlive its tasks
@@ -16,6 +17,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/resource.h>
 #include <sys/types.h>
 
 struct conf;
@@ -31,6 +33,7 @@ struct sd_task {
     int in_fd;                 /* our end of its stdin pipe (task 0 with srun's input); -1 */
     int exited;
     int status;
+    struct rusage usage;       /* as wait4 measured it at the exit (zero: never started) */
     char **env;                /* prepared before the fork */
     char **argv;               /* NULL-terminated (the message's array is not) */
     char *exe;                 /* the program's resolved path */

@@ -15,6 +15,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -493,15 +494,19 @@ static void test_signal(void **state)
 struct child_ctx {
     pid_t pid;
     int status;
+    struct rusage ru;
     bool done;
 };
 
-static void on_child(struct loop *loop, pid_t pid, int status, void *arg)
+static void on_child(struct loop *loop, pid_t pid, int status, const struct rusage *ru,
+                     void *arg)
 {
     struct child_ctx *ctx = arg;
     assert_false(ctx->done); /* reported once */
+    assert_non_null(ru);
     ctx->pid = pid;
     ctx->status = status;
+    ctx->ru = *ru;
     ctx->done = true;
 }
 
@@ -534,6 +539,42 @@ static void test_child_exit(void **state)
     assert_int_equal(killed.pid, p2);
     assert_true(WIFSIGNALED(killed.status));
     assert_int_equal(WTERMSIG(killed.status), SIGKILL);
+}
+
+/* A child burning CPU for ~0.3 s in 40 MB it touched: the loop hands wait4's usage. */
+static void test_child_usage(void **state)
+{
+    struct loop *loop = *state;
+    struct child_ctx ctx = {0};
+    enum { MB = 40 };
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        volatile unsigned char *mem = malloc((size_t)MB << 20);
+        if (!mem)
+            _exit(1);
+        for (size_t i = 0; i < (size_t)MB << 20; i += 512)
+            mem[i] = (unsigned char)i;
+        struct timespec ts;
+        unsigned sum = 0;
+        do {
+            for (size_t i = 0; i < (size_t)MB << 20; i += 4096)
+                sum += mem[i];
+            clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+        } while (ts.tv_sec == 0 && ts.tv_nsec < 300000000L);
+        _exit(sum == 1 ? 2 : 0);
+    }
+    assert_int_equal(loop_child_watch(loop, pid, on_child, &ctx), TS_OK);
+    run_until(loop, &ctx.done);
+    assert_int_equal(ctx.pid, pid);
+    assert_true(WIFEXITED(ctx.status));
+    assert_int_equal(WEXITSTATUS(ctx.status), 0);
+    const struct rusage *ru = &ctx.ru;
+    uint64_t user_us = (uint64_t)ru->ru_utime.tv_sec * 1000000u + (uint64_t)ru->ru_utime.tv_usec;
+    uint64_t sys_us = (uint64_t)ru->ru_stime.tv_sec * 1000000u + (uint64_t)ru->ru_stime.tv_usec;
+    assert_true(user_us > 0);
+    assert_true(user_us + sys_us >= 250000u); /* the clock it burnt, give or take a tick */
+    assert_true(ru->ru_maxrss >= MB * 1024L); /* kilobytes */
 }
 
 static void test_many_children(void **state)
@@ -760,6 +801,7 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_signal, setup, teardown),
         cmocka_unit_test_setup_teardown(test_child_exit, setup, teardown),
         cmocka_unit_test_setup_teardown(test_many_children, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_child_usage, setup, teardown),
         cmocka_unit_test_setup_teardown(test_orphan, setup, teardown),
         cmocka_unit_test_setup_teardown(test_post_threads, setup, teardown),
         cmocka_unit_test_setup_teardown(test_prepare_hooks, setup, teardown),
