@@ -419,6 +419,17 @@ static int worse(int a, int b)
     return kb > ka ? b : a;
 }
 
+/* Is node among this component's nodes of the step? */
+static int runs_on(const Tessera__StepRecord *r, const char *node)
+{
+    struct hostlist *hl = NULL;
+    if (hostlist_expand(r->nodes, &hl) != TS_OK)
+        return 1; /* cannot tell: count it rather than lose it */
+    int found = hostlist_find(hl, node) >= 0;
+    hostlist_destroy(hl);
+    return found;
+}
+
 void step_node_ended(struct ctld *c, const Tessera__StepCompleteRequest *msg)
 {
     struct job *j = job_find(&c->jobs, msg->job_id);
@@ -435,7 +446,9 @@ void step_node_ended(struct ctld *c, const Tessera__StepCompleteRequest *msg)
         if (before == s->rec->n_pending_nodes)
             continue; /* a resent report */
         s->rec->exit_code = worse(s->rec->exit_code, msg->status);
-        if (acctusage_merge(&s->rec->usage, msg->usage) != TS_OK)
+        /* usage counts for the components that ran on the node (all of those that share
+         * it: its step daemon measured their tasks together) */
+        if (runs_on(s->rec, msg->node) && acctusage_merge(&s->rec->usage, msg->usage) != TS_OK)
             log_error("step %u.%u: out of memory; usage on %s not counted", msg->job_id,
                       msg->step_id, msg->node);
         if (s->rec->n_pending_nodes == 0)
