@@ -36,6 +36,11 @@ struct jobfmt_ctx *jobfmt_ctx_create(time_t now)
     return ctx;
 }
 
+time_t jobfmt_ctx_now(const struct jobfmt_ctx *ctx)
+{
+    return ctx->now;
+}
+
 static void free_names(struct hashmap *map)
 {
     size_t cursor = 0;

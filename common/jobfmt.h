@@ -24,6 +24,8 @@ struct jobfmt_ctx; /* now, and caches of user and group names */
 
 struct jobfmt_ctx *jobfmt_ctx_create(time_t now);
 void jobfmt_ctx_destroy(struct jobfmt_ctx *ctx);
+/* The context's "now". */
+time_t jobfmt_ctx_now(const struct jobfmt_ctx *ctx);
 /* User and group names for ids (cached; the number as text when unknown). */
 const char *jobfmt_user_name(struct jobfmt_ctx *ctx, uint32_t uid);
 const char *jobfmt_group_name(struct jobfmt_ctx *ctx, uint32_t gid);

@@ -343,12 +343,13 @@ static const struct named_time named_times[] = {
     {"elevenses", 11, -1}, {"fika", 15, -1},   {"teatime", 16, -1},
 };
 
-static int parse_named(const char *s, time_t now, time_t *out)
+static int parse_named(const char *s, time_t now, int past, time_t *out)
 {
     for (size_t i = 0; i < sizeof(named_times) / sizeof(named_times[0]); i++) {
         const struct named_time *nt = &named_times[i];
         if (strcasecmp(s, nt->name) == 0)
-            return at_clock(now, nt->hour, 0, 0, nt->day_offset, out);
+            return at_clock(now, nt->hour, 0, 0, past && nt->day_offset < 0 ? 0 : nt->day_offset,
+                            out);
     }
     if (strncasecmp(s, "now", 3) == 0)
         return parse_now(s, now, out);
@@ -378,7 +379,7 @@ static int read_clock(const char **p, int hms[3])
 }
 
 /* "HH:MM[:SS] [AM|PM]": 12 AM is midnight, 12 PM noon. */
-static int parse_clock(const char *s, time_t now, time_t *out)
+static int parse_clock(const char *s, time_t now, int past, time_t *out)
 {
     int hms[3];
 
@@ -392,7 +393,7 @@ static int parse_clock(const char *s, time_t now, time_t *out)
     } else if (*s != '\0') {
         return TS_ETIMEFMT;
     }
-    return at_clock(now, hms[0], hms[1], hms[2], -1, out);
+    return at_clock(now, hms[0], hms[1], hms[2], past ? 0 : -1, out);
 }
 
 /* "YYYY-MM-DD[THH:MM[:SS]]" */
@@ -416,8 +417,9 @@ static int parse_iso(const char *s, time_t *out)
     return at_date(y - 1900, mo, d, hms, out);
 }
 
-/* "MM/DD[/YY]" and "MMDD[YY]": two-digit years are 20YY; no year is this year. */
-static int parse_us_date(const char *s, time_t now, time_t *out)
+/* "MM/DD[/YY]" and "MMDD[YY]": two-digit years are 20YY; no year is this year, or with
+ * past (sacct) last year when the month is later than this one, as Slurm's parse_time. */
+static int parse_us_date(const char *s, time_t now, int past, time_t *out)
 {
     struct tm base;
     int slash = s[2] == '/';
@@ -436,11 +438,13 @@ static int parse_us_date(const char *s, time_t now, time_t *out)
         if ((slash && *s++ != '/') || !read_fixed(&s, 2, &yy) || *s != '\0')
             return TS_ETIMEFMT;
         year = 100 + yy;
+    } else if (past && mo - 1 > base.tm_mon) {
+        year--;
     }
     return at_date(year, mo, d, hms, out);
 }
 
-int timefmt_parse_timestamp(const char *s, time_t now, time_t *out)
+static int parse_timestamp(const char *s, time_t now, int past, time_t *out)
 {
     size_t len;
     int rc;
@@ -450,18 +454,28 @@ int timefmt_parse_timestamp(const char *s, time_t now, time_t *out)
         return TS_ETIMEFMT;
     len = strlen(s);
     if ((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z'))
-        rc = parse_named(s, now, &t);
+        rc = parse_named(s, now, past, &t);
     else if (len >= 5 && s[4] == '-')
         rc = parse_iso(s, &t);
     else if (strchr(s, ':'))
-        rc = parse_clock(s, now, &t);
+        rc = parse_clock(s, now, past, &t);
     else if (len >= 3 && (s[2] == '/' || len == 4 || len == 6))
-        rc = parse_us_date(s, now, &t);
+        rc = parse_us_date(s, now, past, &t);
     else
         rc = TS_ETIMEFMT;
     if (rc == TS_OK)
         *out = t;
     return rc;
+}
+
+int timefmt_parse_timestamp(const char *s, time_t now, time_t *out)
+{
+    return parse_timestamp(s, now, 0, out);
+}
+
+int timefmt_parse_past_timestamp(const char *s, time_t now, time_t *out)
+{
+    return parse_timestamp(s, now, 1, out);
 }
 
 int timefmt_format_timestamp(time_t t, char *buf, size_t len)

@@ -37,6 +37,11 @@ int timefmt_format_elapsed(int64_t secs, char *buf, size_t len);
  * Errors: TS_ETIMEFMT. */
 int timefmt_parse_timestamp(const char *s, time_t now, time_t *out);
 
+/* The same forms looking into the past, as sacct -S/-E read them (Slurm's parse_time
+ * with "past" set): a bare clock time or named hour is today's even when still to come,
+ * and a date without a year is last year's when its month is later than this one. */
+int timefmt_parse_past_timestamp(const char *s, time_t now, time_t *out);
+
 /* "YYYY-MM-DDTHH:MM:SS" in local time; 0 -> "Unknown" (Slurm prints that for unset
  * times). Returns TS_OK or TS_ETOOBIG. */
 int timefmt_format_timestamp(time_t t, char *buf, size_t len);

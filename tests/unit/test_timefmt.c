@@ -378,10 +378,42 @@ static void test_timestamp_berlin(void **state)
     set_tz("UTC");
 }
 
+/* sacct -S/-E look into the past (Slurm's parse_time with "past"): a clock time still to
+ * come today stays today, and a date without a year in a later month is last year's. */
+static void test_timestamp_past(void **state)
+{
+    time_t t;
+
+    (void)state;
+    /* NOW is 2024-03-05T10:20:30Z */
+    assert_int_equal(timefmt_parse_past_timestamp("11:00", NOW, &t), TS_OK);
+    assert_int_equal(t, TODAY_UTC + 11 * 3600);
+    assert_int_equal(timefmt_parse_timestamp("09:00", NOW, &t), TS_OK);
+    assert_int_equal(t, TODAY_UTC + DAY + 9 * 3600); /* --begin: tomorrow */
+    assert_int_equal(timefmt_parse_past_timestamp("09:00", NOW, &t), TS_OK);
+    assert_int_equal(t, TODAY_UTC + 9 * 3600);
+    assert_int_equal(timefmt_parse_past_timestamp("noon", NOW, &t), TS_OK);
+    assert_int_equal(t, TODAY_UTC + 12 * 3600);
+    assert_int_equal(timefmt_parse_past_timestamp("midnight", NOW, &t), TS_OK);
+    assert_int_equal(t, TODAY_UTC);
+    assert_int_equal(timefmt_parse_past_timestamp("today", NOW, &t), TS_OK);
+    assert_int_equal(t, TODAY_UTC);
+    assert_int_equal(timefmt_parse_past_timestamp("12/25", NOW, &t), TS_OK);
+    assert_int_equal(t, 1703462400); /* 2023-12-25 */
+    assert_int_equal(timefmt_parse_past_timestamp("0301", NOW, &t), TS_OK);
+    assert_int_equal(t, 1709251200); /* 2024-03-01 */
+    assert_int_equal(timefmt_parse_past_timestamp("12/25/24", NOW, &t), TS_OK);
+    assert_int_equal(t, 1735084800);
+    assert_int_equal(timefmt_parse_past_timestamp("now-1hour", NOW, &t), TS_OK);
+    assert_int_equal(t, NOW - 3600);
+    assert_int_equal(timefmt_parse_past_timestamp("yesterday", NOW, &t), TS_ETIMEFMT);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup(test_duration_forms, utc_setup),
+        cmocka_unit_test_setup(test_timestamp_past, utc_setup),
         cmocka_unit_test_setup(test_duration_limits, utc_setup),
         cmocka_unit_test_setup(test_duration_bad, utc_setup),
         cmocka_unit_test_setup(test_format_duration, utc_setup),
