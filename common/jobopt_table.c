@@ -281,13 +281,13 @@ static int set_priority(struct jobopt_ctx *c, const struct jobopt_def *def, cons
     return TS_OK;
 }
 
-/* Only the two words: Slurm looks at the first letter and takes "--open-mode=anything"
- * as append. */
+/* The two words, and the letters "a" and "t" that a batch script's SLURM_OPEN_MODE holds
+ * (srun inside the job reads it back). */
 static int set_open_mode(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
 {
-    if (strcasecmp(arg, "append") == 0)
+    if (strcasecmp(arg, "append") == 0 || strcasecmp(arg, "a") == 0)
         return store_str(c, def, "append");
-    if (strcasecmp(arg, "truncate") == 0)
+    if (strcasecmp(arg, "truncate") == 0 || strcasecmp(arg, "t") == 0)
         return store_str(c, def, "truncate");
     return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid --open-mode specification");
 }

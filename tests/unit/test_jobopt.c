@@ -669,7 +669,12 @@ static void test_open_mode_nice_priority_exclusive(void **state)
     jobopt_free(&o);
     assert_string_equal(one(&o, "--open-mode", "Truncate")->open_mode, "truncate");
     jobopt_free(&o);
-    bad_value("--open-mode", "a", "Invalid --open-mode specification");
+    /* the letters too (Slurm takes them; SLURM_OPEN_MODE in a batch job holds one) */
+    assert_string_equal(one(&o, "--open-mode", "a")->open_mode, "append");
+    jobopt_free(&o);
+    assert_string_equal(one(&o, "--open-mode", "T")->open_mode, "truncate");
+    jobopt_free(&o);
+    bad_value("--open-mode", "ap", "Invalid --open-mode specification");
     bad_value("--open-mode", "foo", "Invalid --open-mode specification");
 
     assert_int_equal(one(&o, "--nice=2147483645", NULL)->nice, 2147483645);
