@@ -397,13 +397,20 @@ static void remove_pending(Tessera__StepRecord *r, const char *node)
     }
 }
 
+/* The state the reported statuses give: a signal (the end of the job kills what is left)
+ * counts as cancelled for a step its job's end closed. */
+static Tessera__JobState settled_state(const Tessera__StepRecord *r)
+{
+    int ok = WIFEXITED(r->exit_code) && WEXITSTATUS(r->exit_code) == 0;
+    if (r->cancelled || (r->ended_with_job && WIFSIGNALED(r->exit_code)))
+        return TESSERA__JOB_STATE__JOB_CANCELLED;
+    return ok ? TESSERA__JOB_STATE__JOB_COMPLETED : TESSERA__JOB_STATE__JOB_FAILED;
+}
+
 static void finish(struct ctld *c, struct step *s, time_t now)
 {
     Tessera__StepRecord *r = s->rec;
-    int ok = WIFEXITED(r->exit_code) && WEXITSTATUS(r->exit_code) == 0;
-    r->state = r->cancelled ? TESSERA__JOB_STATE__JOB_CANCELLED
-               : ok         ? TESSERA__JOB_STATE__JOB_COMPLETED
-                            : TESSERA__JOB_STATE__JOB_FAILED;
+    r->state = settled_state(r);
     r->end_time = now;
     for (size_t i = 0; i < r->n_pending_nodes; i++)
         free(r->pending_nodes[i]);
@@ -439,7 +446,7 @@ void step_node_ended(struct ctld *c, const Tessera__StepCompleteRequest *msg)
     for (size_t i = 0; i < job_ncomponents(j->leader); i++) {
         struct job *cj = job_component(j->leader, i);
         struct step *s = find_step(cj, msg->step_id);
-        if (!s || s->rec->state != TESSERA__JOB_STATE__JOB_RUNNING)
+        if (!s || (s->rec->state != TESSERA__JOB_STATE__JOB_RUNNING && !s->rec->ended_with_job))
             continue;
         size_t before = s->rec->n_pending_nodes;
         remove_pending(s->rec, msg->node);
@@ -451,8 +458,10 @@ void step_node_ended(struct ctld *c, const Tessera__StepCompleteRequest *msg)
         if (runs_on(s->rec, msg->node) && acctusage_merge(&s->rec->usage, msg->usage) != TS_OK)
             log_error("step %u.%u: out of memory; usage on %s not counted", msg->job_id,
                       msg->step_id, msg->node);
-        if (s->rec->n_pending_nodes == 0)
+        if (s->rec->n_pending_nodes == 0 && s->rec->state == TESSERA__JOB_STATE__JOB_RUNNING)
             finish(c, s, now);
+        else if (s->rec->n_pending_nodes == 0) /* closed by the job's end: now it is known */
+            s->rec->state = settled_state(s->rec);
         step_save(c, s);
     }
 }
@@ -482,7 +491,8 @@ void step_node_registered(struct ctld *c, const char *node, int64_t boot_time,
         for (size_t i = 0; i < job_ncomponents(j); i++) {
             for (struct step *s = job_component(j, i)->steps; s; s = s->next) {
                 const Tessera__StepRecord *r = s->rec;
-                if (r->state != TESSERA__JOB_STATE__JOB_RUNNING || r->start_time > boot_time ||
+                if ((r->state != TESSERA__JOB_STATE__JOB_RUNNING && !r->ended_with_job) ||
+                    r->start_time > boot_time ||
                     !pending_on(r, node))
                     continue;
                 log_warn("step %u.%u: gone from %s (its daemon restarted)", j->rec->job_id,
@@ -504,10 +514,16 @@ void step_unit_ended(struct ctld *c, struct job *leader, time_t now)
     for (size_t i = 0; i < job_ncomponents(leader); i++) {
         struct job *cj = job_component(leader, i);
         for (struct step *s = cj->steps; s; s = s->next) {
-            if (s->rec->state != TESSERA__JOB_STATE__JOB_RUNNING)
+            Tessera__StepRecord *r = s->rec;
+            if (r->state != TESSERA__JOB_STATE__JOB_RUNNING)
                 continue;
-            s->rec->cancelled = 1;
-            finish(c, s, now);
+            /* Its nodes may not have reported yet (srun returned, the script ended before
+             * the step daemons' reports arrived): CANCELLED for now, and the nodes still
+             * pending may settle it from what they report. */
+            r->ended_with_job = 1;
+            r->state = TESSERA__JOB_STATE__JOB_CANCELLED;
+            r->end_time = now;
+            log_info("step %u.%u ended with its job", r->job_id, r->step_id);
             step_save(c, s);
         }
     }
