@@ -65,7 +65,9 @@ int acct_query_init(struct acct_query *q, const Tessera__AcctQueryRequest *req, 
     set_users(q, req, caller, admin);
     q->windowed = req->window_start > 0 || req->window_end > 0;
     q->start = req->window_start > 0 ? req->window_start : 0;
-    q->end = req->window_end > 0 ? req->window_end : (int64_t)now;
+    /* without -E the window ends now, this second included: a job eligible a moment ago
+     * is in it */
+    q->end = req->window_end > 0 ? req->window_end : (int64_t)now + 1;
     return TS_OK;
 }
 

@@ -27,7 +27,8 @@ struct acct_query {
     size_t nuids;
     uint32_t caller_uid;
     int windowed;           /* -S or -E given: the window applies */
-    int64_t start, end;     /* the window, end resolved (now when not given) */
+    int64_t start, end;     /* the window; end resolved (the end of this second when not
+                             * given) */
 };
 
 /* Parse the request for a caller (admin: may see every user's jobs). TS_OK,

@@ -240,6 +240,8 @@ static void test_window(void **state)
     assert_true(matches(&req, 0, 1, &late));
     Tessera__AcctJob future = job(0, 10001, 0, 0, TESSERA__JOB_STATE__JOB_PENDING);
     assert_false(matches(&req, 0, 1, &future));
+    Tessera__AcctJob this_second = job(0, 10000, 10000, 10000, cd);
+    assert_true(matches(&req, 0, 1, &this_second));
 }
 
 /* With -s and a window: was it in one of those states during the window? */
@@ -302,7 +304,7 @@ static void test_plan(void **state)
     assert_true(p.running_too);
     req.window_end = 0;
     plan_of(&req, 50, &p);
-    assert_int_equal(p.end_to, 10050); /* the window ends now */
+    assert_int_equal(p.end_to, 10051); /* the window ends now, this second included */
     Tessera__JobState endings[] = {TESSERA__JOB_STATE__JOB_COMPLETED,
                                    TESSERA__JOB_STATE__JOB_FAILED};
     req.states = endings;
