@@ -17,7 +17,7 @@ set -euo pipefail
 cd "$(dirname "$0")/../.."
 n=${1:-1000000}
 cmake --build build -j"$(nproc 2>/dev/null || echo 2)" --target tessera-bench-acct-fill sacct \
-  tessera-ctld-bin tessera-noded-bin >/dev/null
+  tessera-ctld-bin tessera-noded tessera-stepd >/dev/null
 source contrib/bench/cluster.sh
 
 bench_before_ctld() {
