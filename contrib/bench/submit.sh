@@ -37,6 +37,7 @@ CtldPort=$port
 StateSaveLocation=$dir/state
 AuthInfo=socket=$dir/munge.socket
 SlurmUser=$(id -u)
+PluginDir=$PWD/build/lib
 NodeName=n[1-4] CPUs=4 RealMemory=4000 NodeAddr=127.0.0.1 Port=17201-17204
 PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=60
 CONF
