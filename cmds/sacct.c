@@ -335,7 +335,8 @@ static int append(void ***arr, size_t *n, void **items, size_t k)
 
     if (!grown)
         return -1;
-    memcpy(grown + *n, items, k * sizeof(*grown));
+    if (k)
+        memcpy(grown + *n, items, k * sizeof(*grown));
     *arr = grown;
     *n += k;
     return 0;

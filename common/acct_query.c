@@ -193,9 +193,10 @@ static int in_state_during(const struct acct_query *q, const Tessera__AcctJob *j
                            Tessera__JobState s)
 {
     switch (s) {
-    case TESSERA__JOB_STATE__JOB_PENDING:
+    case TESSERA__JOB_STATE__JOB_PENDING: /* not started, nor ended unstarted, before start */
         return j->eligible_time && j->eligible_time < q->end &&
-               (j->start_time == 0 || j->start_time > q->start);
+               (j->start_time == 0 || j->start_time > q->start) &&
+               (j->start_time || !j->end_time || j->end_time >= q->start);
     case TESSERA__JOB_STATE__JOB_RUNNING:
     case TESSERA__JOB_STATE__JOB_SUSPENDED:
         return j->start_time && j->start_time < q->end &&
@@ -263,6 +264,7 @@ void acct_query_plan(const struct acct_query *q, int64_t max_span, struct acct_p
             endings_only = 0;
     out->kind = ACCT_PLAN_END_RANGE;
     out->end_from = q->start;
-    out->end_to = endings_only ? q->end : q->end + (max_span > 0 ? max_span : 0);
+    int64_t span = max_span > 0 ? max_span : 0;
+    out->end_to = endings_only ? q->end : q->end > INT64_MAX - span ? INT64_MAX : q->end + span;
     out->running_too = !endings_only;
 }

@@ -48,7 +48,8 @@ static void text_add(struct text *t, const char *s, size_t n)
         t->s = grown;
         t->cap = cap;
     }
-    memcpy(t->s + t->len, s, n);
+    if (n)
+        memcpy(t->s + t->len, s, n);
     t->len += n;
     t->s[t->len] = '\0';
 }

@@ -212,8 +212,10 @@ int acctfmt_rows_build(Tessera__AcctJob *const *jobs, size_t njobs,
         out->rows = NULL;
         return TS_ENOMEM;
     }
-    memcpy(sorted, steps, nsteps * sizeof(*sorted));
-    qsort(sorted, nsteps, sizeof(*sorted), step_order);
+    if (nsteps) { /* steps is NULL when there are none */
+        memcpy(sorted, steps, nsteps * sizeof(*sorted));
+        qsort(sorted, nsteps, sizeof(*sorted), step_order);
+    }
     for (size_t j = 0; j < njobs; j++) {
         size_t from = first_step(sorted, nsteps, jobs[j]->job_id);
         size_t to = from;

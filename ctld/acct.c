@@ -25,7 +25,8 @@
 
 #define MAX_SPAN_KEY "acct_max_span"
 #define PURGE_INTERVAL 3600 /* seconds between retention passes */
-#define PURGE_BATCH 10000   /* records purged per pass at most (the loop keeps serving) */
+#define PURGE_BATCH 20000   /* deletions queued per pass at most: the loop keeps serving and
+                             * the live state's commits stay small */
 
 int acct_init(struct ctld *c, char *errbuf, size_t errlen)
 {
@@ -75,9 +76,31 @@ static int put_step(struct ctld *c, const Tessera__AcctStep *s)
     return err;
 }
 
+/* The first write for j since this controller started: learn the stored record's end, so
+ * that its index key moves too (a job running across a restart has its end-0 key). */
+static void learn_stored(struct ctld *c, struct job *j)
+{
+    uint8_t key[ACCT_JOB_KEY_LEN];
+    acct_job_key(key, j->rec->job_id);
+    void *val = NULL;
+    size_t len = 0;
+    if (store_get(c->store, STORE_DB_ACCT_JOBS, key, sizeof(key), &val, &len) != TS_OK)
+        return;
+    Tessera__AcctJob *old = tessera__acct_job__unpack(NULL, len, val);
+    free(val);
+    if (!old)
+        return;
+    j->acct_state = (int)old->state + 1;
+    j->acct_start = old->start_time;
+    j->acct_end = old->end_time;
+    tessera__acct_job__free_unpacked(old, NULL);
+}
+
 /* Queue a's record and move its index key. */
 static int put_job(struct ctld *c, struct job *j, const Tessera__AcctJob *a)
 {
+    if (!j->acct_state)
+        learn_stored(c, j);
     size_t len;
     uint8_t *buf = acct_job_pack(a, &len);
     if (!buf)
@@ -136,6 +159,30 @@ void acct_job_saved(struct ctld *c, struct job *j)
     write_job(c, j, &a);
 }
 
+static int del_step(void *arg, const void *key, size_t klen, const void *val, size_t vlen)
+{
+    (void)val;
+    (void)vlen;
+    return store_del(arg, STORE_DB_ACCT_STEPS, key, klen);
+}
+
+/* Drop the stored steps of job_id (a requeued job's previous run: records keep the last
+ * run only, and the next run numbers its steps on). */
+static int drop_steps(struct ctld *c, uint32_t job_id)
+{
+    struct store_reader *rd;
+    int err = store_reader_open(c->store, &rd);
+    if (err)
+        return err;
+    uint8_t from[ACCT_STEP_KEY_LEN], to[ACCT_STEP_KEY_LEN];
+    acct_step_key(from, job_id, 0);
+    acct_step_key(to, job_id, UINT32_MAX);
+    err = store_reader_range(rd, STORE_DB_ACCT_STEPS, from, sizeof(from), to, sizeof(to),
+                             del_step, c->store);
+    store_reader_close(rd);
+    return err;
+}
+
 void acct_job_requeued(struct ctld *c, struct job *j, time_t now)
 {
     const Tessera__JobRecord *r = j->rec;
@@ -145,7 +192,19 @@ void acct_job_requeued(struct ctld *c, struct job *j, time_t now)
     acct_job_from_record(&a, r, c->conf->cluster_name);
     a.state = TESSERA__JOB_STATE__JOB_REQUEUED;
     a.end_time = now;
-    write_job(c, j, &a);
+    int err = drop_steps(c, r->job_id);
+    if (!err)
+        err = put_job(c, j, &a);
+    if (!err && is_batch_leader(j)) {
+        Tessera__AcctStep s = TESSERA__ACCT_STEP__INIT;
+        acct_batch_step_from_record(&s, r);
+        s.state = TESSERA__JOB_STATE__JOB_REQUEUED;
+        s.end_time = now;
+        err = put_step(c, &s);
+    }
+    if (err)
+        log_error("job %u: accounting record of the requeue not written: %s", r->job_id,
+                  ts_strerror(err));
 }
 
 void acct_step_saved(struct ctld *c, const struct step *s)
@@ -174,7 +233,8 @@ static time_t months_ago(time_t now, unsigned months)
 struct purge {
     struct ctld *c;
     struct store_reader *rd;
-    size_t done;
+    size_t done;        /* records purged */
+    size_t ops;         /* deletions queued */
 };
 
 static int purge_steps(void *arg, const void *key, size_t klen, const void *val, size_t vlen)
@@ -182,6 +242,7 @@ static int purge_steps(void *arg, const void *key, size_t klen, const void *val,
     (void)val;
     (void)vlen;
     struct purge *p = arg;
+    p->ops++;
     return store_del(p->c->store, STORE_DB_ACCT_STEPS, key, klen);
 }
 
@@ -204,7 +265,9 @@ static int purge_one(void *arg, const void *key, size_t klen, const void *val, s
         int current = a && a->end_time == end;
         if (a)
             tessera__acct_job__free_unpacked(a, NULL);
-        if (current && !job_find(&p->c->jobs, id)) {
+        if (current && job_find(&p->c->jobs, id))
+            return 0; /* still in memory: left alone, key and all */
+        if (current) {
             uint8_t from[ACCT_STEP_KEY_LEN], to[ACCT_STEP_KEY_LEN];
             acct_step_key(from, id, 0);
             acct_step_key(to, id, UINT32_MAX);
@@ -212,13 +275,15 @@ static int purge_one(void *arg, const void *key, size_t klen, const void *val, s
                                      sizeof(to), purge_steps, p);
             if (!err)
                 err = store_del(p->c->store, STORE_DB_ACCT_JOBS, jkey, sizeof(jkey));
+            p->done++;
+            p->ops++;
         }
     }
     if (!err)
         err = store_del(p->c->store, STORE_DB_ACCT_BY_END, key, klen);
     if (err)
         return err;
-    return ++p->done >= PURGE_BATCH ? -1 : 0; /* -1: enough for this pass */
+    return ++p->ops >= PURGE_BATCH ? -1 : 0; /* -1: enough for this pass */
 }
 
 void acct_housekeeping(struct ctld *c, time_t now)
@@ -241,6 +306,6 @@ void acct_housekeeping(struct ctld *c, time_t now)
         log_error("accounting: purge failed: %s", ts_strerror(err));
     else if (p.done)
         log_info("accounting: %zu records older than %u months purged", p.done, months);
-    /* a full batch means there is more: come back soon */
-    c->acct_next_purge = now + (p.done >= PURGE_BATCH ? 1 : PURGE_INTERVAL);
+    /* a full pass means there is more: come back soon */
+    c->acct_next_purge = now + (p.ops >= PURGE_BATCH ? 1 : PURGE_INTERVAL);
 }

@@ -78,8 +78,8 @@ static int lookup(void *arg, uint32_t id, uint32_t *het, uint32_t *off)
  * from the end index, whose key must still be the record's. */
 static int consider_stored(struct answer *a, uint32_t id, int64_t want_end)
 {
-    if (job_find(&a->c->jobs, id))
-        return TS_OK; /* live: judged from memory */
+    if (id <= a->q.req->after_job_id || job_find(&a->c->jobs, id))
+        return TS_OK; /* an earlier page's, or live: judged from memory */
     Tessera__AcctJob *r = stored(a, id);
     if (!r)
         return TS_OK;
@@ -95,12 +95,24 @@ static int visit_end_key(void *arg, const void *key, size_t klen, const void *va
     return consider_stored(arg, acct_end_key_job(key, klen), acct_end_key_time(key, klen));
 }
 
+static size_t page_size(const Tessera__AcctQueryRequest *q)
+{
+    return q->max_jobs && q->max_jobs < PAGE_JOBS * 4 ? q->max_jobs : PAGE_JOBS;
+}
+
+/* The full scan walks ids in order: once it has a page and one more, the rest can wait
+ * for the next page (-1 stops the walk). */
 static int visit_job(void *arg, const void *key, size_t klen, const void *val, size_t vlen)
 {
     (void)val;
     (void)vlen;
-    return klen == ACCT_JOB_KEY_LEN ? consider_stored(arg, (uint32_t)store_key_get_u64(key), -1)
-                                    : TS_OK;
+    struct answer *a = arg;
+    int err = klen == ACCT_JOB_KEY_LEN
+                  ? consider_stored(a, (uint32_t)store_key_get_u64(key), -1)
+                  : TS_OK;
+    if (!err && a->nids > page_size(a->q.req))
+        return -1;
+    return err;
 }
 
 static int end_range(struct answer *a, int64_t from, int64_t to)
@@ -116,6 +128,8 @@ static int live_jobs(struct answer *a)
 {
     int err = TS_OK;
     for (struct job *j = a->c->jobs.head; j && !err; j = j->next) {
+        if (j->rec->job_id <= a->q.req->after_job_id)
+            continue;
         Tessera__AcctJob r = TESSERA__ACCT_JOB__INIT;
         acct_job_from_record(&r, j->rec, a->c->conf->cluster_name);
         if (acct_query_matches(&a->q, &r))
@@ -167,11 +181,17 @@ static int gather(struct answer *a)
         if (!err)
             err = live_jobs(a);
         break;
-    default:
-        err = store_reader_range(a->rd, STORE_DB_ACCT_JOBS, NULL, 0, NULL, 0, visit_job, a);
+    default: {
+        uint8_t from[ACCT_JOB_KEY_LEN];
+        store_key_u64(from, (uint64_t)a->q.req->after_job_id + 1);
+        err = store_reader_range(a->rd, STORE_DB_ACCT_JOBS, from, sizeof(from), NULL, 0,
+                                 visit_job, a);
+        if (err == -1) /* a page's worth and one more */
+            err = TS_OK;
         if (!err)
             err = live_jobs(a);
         break;
+    }
     }
     if (err)
         return err;
@@ -266,7 +286,7 @@ static void respond(struct rpc_request *req, struct answer *a)
     size_t first = 0;
     while (first < a->nids && a->ids[first] <= q->after_job_id)
         first++;
-    size_t max = q->max_jobs ? q->max_jobs : PAGE_JOBS;
+    size_t max = page_size(q);
     size_t n = a->nids - first < max ? a->nids - first : max;
     struct page p = {0};
     p.jobs = calloc(n + 1, sizeof(*p.jobs));

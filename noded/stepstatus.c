@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
 #include <sys/resource.h>
 #include <sys/wait.h>
 
@@ -139,12 +140,20 @@ int stepstatus_write(const char *path, const struct stepstatus *st)
     size_t n = stepstatus_format(st, text, sizeof(text));
     if (n >= sizeof(text))
         return TS_ETOOBIG;
-    FILE *f = fopen(path, "we");
+    /* written aside and renamed into place: a reader sees the whole file or none */
+    char tmp[1100];
+    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
+        return TS_ETOOBIG;
+    FILE *f = fopen(tmp, "we");
     if (!f)
         return TS_ESYS;
     int ok = fwrite(text, 1, n, f) == n;
     if (fclose(f) != 0)
         ok = 0;
+    if (ok && rename(tmp, path) != 0)
+        ok = 0;
+    if (!ok)
+        unlink(tmp);
     return ok ? TS_OK : TS_ESYS;
 }
 

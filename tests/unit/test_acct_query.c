@@ -266,6 +266,12 @@ static void test_state_window(void **state)
     assert_true(matches(&req, 0, 1, &j));
     st = TESSERA__JOB_STATE__JOB_FAILED; /* an ending counts only as the job's own */
     assert_false(matches(&req, 0, 1, &j));
+    /* cancelled while pending, before the window: not pending in it */
+    st = TESSERA__JOB_STATE__JOB_PENDING;
+    Tessera__AcctJob gone = job(0, 500, 0, 900, TESSERA__JOB_STATE__JOB_CANCELLED);
+    assert_false(matches(&req, 0, 1, &gone));
+    gone.end_time = 1100; /* ... cancelled during it: pending in it */
+    assert_true(matches(&req, 0, 1, &gone));
     /* started before the window: not pending in it */
     j.start_time = 900;
     st = TESSERA__JOB_STATE__JOB_PENDING;
@@ -318,6 +324,10 @@ static void test_plan(void **state)
     req.n_states = 1;
     plan_of(&req, 50, &p);
     assert_true(p.running_too);
+    req.window_end = INT64_MAX - 10; /* no overflow past the largest time */
+    plan_of(&req, 50, &p);
+    assert_int_equal(p.end_to, INT64_MAX);
+    req.window_end = 2000;
     req.window_start = 0; /* -E only: no lower bound on the end index */
     req.n_states = 0;
     plan_of(&req, 50, &p);

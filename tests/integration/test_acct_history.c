@@ -1,7 +1,8 @@
-/* AccountingRetention on a real controller: records older than the retention (written
- * into the state before the controller starts, as an old history) are purged with their
- * steps and index keys; recent ones stay, and so does a record whose index key was left
- * stale by a crash (the stale key alone goes).
+/* A written history on a real controller (records put into the state before the
+ * controller starts): AccountingRetention purges records older than the retention with
+ * their steps and index keys; recent ones stay, and so does a record whose index key was
+ * left stale by a crash (the stale key alone goes). Answers larger than a page come whole,
+ * in order, through the end-time index and through the full scan.
  */
 #include "cluster.h"
 
@@ -53,7 +54,7 @@ static void put_job(struct state *s, uint32_t id, int64_t end, int64_t index_end
 {
     Tessera__AcctJob j = TESSERA__ACCT_JOB__INIT;
     j.job_id = id;
-    j.name = "old";
+    j.name = id < 1000 ? "old" : "page";
     j.partition = "debug";
     j.submit_time = j.eligible_time = end - 120;
     j.start_time = end - 60;
@@ -123,6 +124,28 @@ static char *sacct_out(const char *const args[])
 }
 #define SACCT(...) sacct_out((const char *const[]){__VA_ARGS__, NULL})
 
+/* out: job ids one per line, ascending: 11 (when with11 is 1 or 2), 13, then 1000..13000
+ * (unless with11 is 2: 11 and 13 only). */
+static void expect_ids(const char *out, int with11)
+{
+    const char *p = out;
+    unsigned want[3] = {11, 13, 1000}, k = with11 ? 0 : 1;
+    unsigned n = 0, next = want[k];
+    while (*p) {
+        unsigned id = (unsigned)strtoul(p, NULL, 10);
+        if (id != next)
+            fail_msg("line %u: job %u where %u was due", n + 1, id, next);
+        n++;
+        k++;
+        next = k < 3 ? want[k] : id + 1;
+        p = strchr(p, '\n');
+        assert_non_null(p);
+        p++;
+    }
+    unsigned total = with11 == 2 ? 2 : (with11 ? 3 : 2) + 12000;
+    assert_int_equal(n, total);
+}
+
 static void test_old_records_purged(void **state)
 {
     (void)state;
@@ -132,6 +155,9 @@ static void test_old_records_purged(void **state)
     put_job(&s, 11, now - 30 * DAY, now - 30 * DAY);   /* within: kept */
     /* 13's record ended 10 days ago; a stale key says 100 (a crash between two writes) */
     put_job(&s, 13, now - 10 * DAY, now - 10 * DAY);
+    /* more than two pages of recent jobs */
+    for (uint32_t id = 1000; id <= 13000; id++)
+        put_job(&s, id, now - 5 * DAY + id, now - 5 * DAY + id);
     uint8_t stale[ACCT_END_KEY_LEN];
     acct_end_key(stale, now - 100 * DAY, 13);
     assert_int_equal(store_put(s.st, STORE_DB_ACCT_BY_END, stale, sizeof(stale), "", 0), TS_OK);
@@ -154,8 +180,18 @@ static void test_old_records_purged(void **state)
     struct tm tm;
     time_t t = now - 200 * DAY;
     strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%S", localtime_r(&t, &tm));
+    out = SACCT("-a", "-X", "-n", "-P", "-o", "JobID", "-S", since, "--name", "old", "-E",
+                "now");
+    expect_ids(out, 2);
+    free(out);
+    /* pages: through the end index (since 20 days), and every record (since the epoch) */
+    t = now - 20 * DAY;
+    strftime(since, sizeof(since), "%Y-%m-%dT%H:%M:%S", localtime_r(&t, &tm));
     out = SACCT("-a", "-X", "-n", "-P", "-o", "JobID", "-S", since);
-    assert_string_equal(out, "11\n13\n");
+    expect_ids(out, 0);
+    free(out);
+    out = SACCT("-a", "-X", "-n", "-P", "-o", "JobID", "-S", "1970-01-01T00:00:00");
+    expect_ids(out, 1);
     free(out);
     harness_ctld_stop(&cluster, SIGTERM);
 
