@@ -286,6 +286,38 @@ static void test_records_survive(void **state)
     wait_acct_state(running, "CANCELLED by 0", 20);
 }
 
+/* A requeued job keeps the record of its last run: the first run's steps go, the next
+ * run's steps number on. */
+static void test_requeue(void **state)
+{
+    (void)state;
+    char script[600], marker[700];
+    snprintf(script, sizeof(script), "%s/again.sh", cluster.dir);
+    snprintf(marker, sizeof(marker), "%s/again.ran", cluster.dir);
+    char text[1600];
+    /* the first run waits to be requeued; the second finds the marker and ends */
+    snprintf(text, sizeof(text),
+             "#!/bin/sh\nsrun true\nif [ -e %s ]; then exit 0; fi\ntouch %s\nsleep 300\n",
+             marker, marker);
+    harness_write_file(script, text, 0755);
+    unsigned id = SUBMIT("-J", "again", script);
+    char sid[16], step0[32], want[256];
+    snprintf(sid, sizeof(sid), "%u", id);
+    snprintf(step0, sizeof(step0), "%u.0", id);
+    snprintf(want, sizeof(want), "%u.0|COMPLETED\n", id);
+    EXPECT_SETTLED(want, "-j", step0, "-n", "-P", "-o", "JobID,State");
+    struct result r = RUN("scontrol", "requeue", sid);
+    expect_ok(&r);
+    result_free(&r);
+    wait_acct_state(id, "COMPLETED", 30);
+    snprintf(want, sizeof(want), "%u|COMPLETED\n%u.batch|COMPLETED\n%u.1|COMPLETED\n", id, id,
+             id);
+    EXPECT_SETTLED(want, "-j", sid, "-n", "-P", "-o", "JobID,State");
+    char *out = SACCT("-j", sid, "-X", "-n", "-P", "-o", "Restarts");
+    assert_string_equal(out, "1\n");
+    free(out);
+}
+
 /* The time window: Slurm's rules through -S and -E; a held job that was cancelled. */
 static void test_window(void **state)
 {
@@ -338,6 +370,7 @@ int main(void)
         cmocka_unit_test(test_step_rows),
         cmocka_unit_test(test_other_user),
         cmocka_unit_test(test_records_survive),
+        cmocka_unit_test(test_requeue),
         cmocka_unit_test(test_window),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
