@@ -93,3 +93,35 @@ void ctl_close(struct ctl *ctl)
     conf_free(ctl->conf);
     ctl->conf = NULL;
 }
+
+int cmd_list_add(struct cmd_list *l, const char *item)
+{
+    char **grown = realloc(l->items, (l->n + 1) * sizeof(*grown));
+    if (!grown)
+        return -1;
+    l->items = grown;
+    if (!(grown[l->n] = strdup(item)))
+        return -1;
+    l->n++;
+    return 0;
+}
+
+int cmd_list_add_split(struct cmd_list *l, const char *text)
+{
+    char *copy = strdup(text), *save = NULL;
+    int err = copy ? 0 : -1;
+    for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && !err;
+         t = strtok_r(NULL, ",", &save))
+        err = cmd_list_add(l, t);
+    free(copy);
+    return err;
+}
+
+void cmd_list_free(struct cmd_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        free(l->items[i]);
+    free(l->items);
+    l->items = NULL;
+    l->n = 0;
+}

@@ -34,6 +34,16 @@ const char *ctl_error_text(const struct ctl *ctl);
 void ctl_disconnect(struct ctl *ctl);
 void ctl_close(struct ctl *ctl);
 
+/* A growable list of strings: what list options select ("-j 93,94 -j 95"). */
+struct cmd_list {
+    char **items;
+    size_t n;
+};
+/* Add a copy of item; "a,b" adds a and b. 0, or -1 when out of memory. */
+int cmd_list_add(struct cmd_list *l, const char *item);
+int cmd_list_add_split(struct cmd_list *l, const char *text);
+void cmd_list_free(struct cmd_list *l);
+
 struct jobopt;
 /* Where and from which host the job is submitted (SLURM_SUBMIT_DIR, SLURM_SUBMIT_HOST),
  * into every component. Returns TS_OK or TS_ENOMEM. */

@@ -21,13 +21,8 @@
 
 #define PROG "sacct"
 
-struct list {
-    char **items;
-    size_t n;
-};
-
 struct options {
-    struct list ids, users, groups, accounts, partitions, states, names, formats;
+    struct cmd_list ids, users, groups, accounts, partitions, states, names, formats;
     int whole_hetjob; /* 0 default, 1 yes, 2 no */
     int all_users, no_steps, noheader, json, brief, longfmt, help;
     enum acctfmt_mode mode;
@@ -40,34 +35,6 @@ struct query {
     uint32_t *uids, *gids;
     Tessera__JobState *states;
 };
-
-static int list_add_split(struct list *l, const char *text)
-{
-    char *copy = strdup(text), *save = NULL;
-    int err = copy ? 0 : -1;
-
-    for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && !err;
-         t = strtok_r(NULL, ",", &save)) {
-        char **grown = realloc(l->items, (l->n + 1) * sizeof(*grown));
-        if (!grown || !(grown[l->n] = strdup(t))) {
-            if (grown)
-                l->items = grown;
-            err = -1;
-            break;
-        }
-        l->items = grown;
-        l->n++;
-    }
-    free(copy);
-    return err;
-}
-
-static void list_free(struct list *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->items[i]);
-    free(l->items);
-}
 
 static void usage(FILE *out)
 {
@@ -144,19 +111,19 @@ static int simple_option(int ch, struct options *o)
 static int list_option(int ch, struct options *o)
 {
     switch (ch) {
-    case 'j': return list_add_split(&o->ids, optarg);
+    case 'j': return cmd_list_add_split(&o->ids, optarg);
     case 'u':
         if (!strcmp(optarg, "-1")) { /* Slurm's old spelling of "everyone" */
             o->all_users = 1;
             return 0;
         }
-        return list_add_split(&o->users, optarg);
-    case 'g': return list_add_split(&o->groups, optarg);
-    case 'A': return list_add_split(&o->accounts, optarg);
-    case 'r': return list_add_split(&o->partitions, optarg);
-    case 's': return list_add_split(&o->states, optarg);
-    case 'o': return list_add_split(&o->formats, optarg);
-    case OPT_NAME: return list_add_split(&o->names, optarg);
+        return cmd_list_add_split(&o->users, optarg);
+    case 'g': return cmd_list_add_split(&o->groups, optarg);
+    case 'A': return cmd_list_add_split(&o->accounts, optarg);
+    case 'r': return cmd_list_add_split(&o->partitions, optarg);
+    case 's': return cmd_list_add_split(&o->states, optarg);
+    case 'o': return cmd_list_add_split(&o->formats, optarg);
+    case OPT_NAME: return cmd_list_add_split(&o->names, optarg);
     case OPT_WHOLE: return whole_hetjob(optarg, &o->whole_hetjob);
     default:
         fprintf(stderr, "Try \"sacct --help\" for more information\n");
@@ -216,7 +183,7 @@ static int numeric(const char *s, uint32_t *out)
 }
 
 /* Names or numbers to ids, Slurm's error ("Invalid user id: x") on an unknown name. */
-static int resolve_ids(const struct list *l, int groups, uint32_t **out)
+static int resolve_ids(const struct cmd_list *l, int groups, uint32_t **out)
 {
     *out = calloc(l->n + 1, sizeof(**out));
     if (!*out)
@@ -237,7 +204,7 @@ static int resolve_ids(const struct list *l, int groups, uint32_t **out)
     return 0;
 }
 
-static int resolve_states(const struct list *l, Tessera__JobState **out)
+static int resolve_states(const struct cmd_list *l, Tessera__JobState **out)
 {
     *out = calloc(l->n + 1, sizeof(**out));
     if (!*out)
@@ -546,13 +513,13 @@ int main(int argc, char **argv)
         rc = help(&o);
     else
         rc = run(&o);
-    list_free(&o.ids);
-    list_free(&o.users);
-    list_free(&o.groups);
-    list_free(&o.accounts);
-    list_free(&o.partitions);
-    list_free(&o.states);
-    list_free(&o.names);
-    list_free(&o.formats);
+    cmd_list_free(&o.ids);
+    cmd_list_free(&o.users);
+    cmd_list_free(&o.groups);
+    cmd_list_free(&o.accounts);
+    cmd_list_free(&o.partitions);
+    cmd_list_free(&o.states);
+    cmd_list_free(&o.names);
+    cmd_list_free(&o.formats);
     return rc;
 }

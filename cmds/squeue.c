@@ -22,14 +22,8 @@
 #define PROG "squeue"
 #define LONG_FORMAT "%.18i %.9P %.8j %.8u %.8T %.10M %.9l %.6D %R"
 
-/* Growable lists of what the options select. */
-struct list {
-    char **items;
-    size_t n;
-};
-
 struct options {
-    struct list ids, users_text, partitions, states_text, names;
+    struct cmd_list ids, users_text, partitions, states_text, names;
     uint32_t *uids;
     size_t nuids;
     Tessera__JobState *states;
@@ -38,40 +32,9 @@ struct options {
     int noheader, json, longfmt;
     int start;               /* --start: pending jobs by expected start */
     int steps;               /* -s: steps rather than jobs */
-    struct list step_ids;    /* -s's list ("93.1", "93") */
+    struct cmd_list step_ids;    /* -s's list ("93.1", "93") */
     const char *format, *fields;
 };
-
-static int list_add(struct list *l, const char *item)
-{
-    char **grown = realloc(l->items, (l->n + 1) * sizeof(*grown));
-    if (!grown)
-        return -1;
-    l->items = grown;
-    if (!(grown[l->n] = strdup(item)))
-        return -1;
-    l->n++;
-    return 0;
-}
-
-/* "a,b" adds a and b. */
-static int list_add_split(struct list *l, const char *text)
-{
-    char *copy = strdup(text), *save = NULL;
-    int err = copy ? 0 : -1;
-    for (char *t = copy ? strtok_r(copy, ",", &save) : NULL; t && !err;
-         t = strtok_r(NULL, ",", &save))
-        err = list_add(l, t);
-    free(copy);
-    return err;
-}
-
-static void list_free(struct list *l)
-{
-    for (size_t i = 0; i < l->n; i++)
-        free(l->items[i]);
-    free(l->items);
-}
 
 static int resolve_users(struct options *o)
 {
@@ -178,13 +141,13 @@ static int parse_options(int argc, char **argv, struct options *o)
             if (!optarg && optind < argc && argv[optind][0] != '-')
                 optarg = argv[optind++];
             if (optarg)
-                err = list_add_split(&o->step_ids, optarg);
+                err = cmd_list_add_split(&o->step_ids, optarg);
             break;
-        case 'j': err = list_add_split(&o->ids, optarg); break;
-        case 'u': err = list_add_split(&o->users_text, optarg); break;
-        case 'p': err = list_add_split(&o->partitions, optarg); break;
-        case 't': err = list_add_split(&o->states_text, optarg); break;
-        case 'n': err = list_add_split(&o->names, optarg); break;
+        case 'j': err = cmd_list_add_split(&o->ids, optarg); break;
+        case 'u': err = cmd_list_add_split(&o->users_text, optarg); break;
+        case 'p': err = cmd_list_add_split(&o->partitions, optarg); break;
+        case 't': err = cmd_list_add_split(&o->states_text, optarg); break;
+        case 'n': err = cmd_list_add_split(&o->names, optarg); break;
         case 'h': o->noheader = 1; break;
         case 'o': o->format = optarg; break;
         case 'O': o->fields = optarg; break;
@@ -254,12 +217,12 @@ static int state_wanted(const struct options *o, Tessera__JobState state)
 static int show_steps(struct ctl *ctl, const struct options *o)
 {
     Tessera__StepQueryRequest q = TESSERA__STEP_QUERY_REQUEST__INIT;
-    struct list ids = {0};
+    struct cmd_list ids = {0};
     for (size_t i = 0; i < o->ids.n; i++)
-        if (list_add(&ids, o->ids.items[i]))
+        if (cmd_list_add(&ids, o->ids.items[i]))
             return 1;
     for (size_t i = 0; i < o->step_ids.n; i++)
-        if (list_add(&ids, o->step_ids.items[i]))
+        if (cmd_list_add(&ids, o->step_ids.items[i]))
             return 1;
     q.job_ids = ids.items;
     q.n_job_ids = ids.n;
@@ -271,7 +234,7 @@ static int show_steps(struct ctl *ctl, const struct options *o)
     req.step_query = &q;
     Tessera__Response *resp = NULL;
     int err = ctl_call(ctl, &req, &resp);
-    list_free(&ids);
+    cmd_list_free(&ids);
     if (err || resp->error) {
         fprintf(stderr, "slurm_load_job_steps error: %s\n",
                 err == TS_ECONNECT ? "Unable to contact slurm controller (connect failure)"
@@ -387,12 +350,12 @@ int main(int argc, char **argv)
     }
 out:
     ctl_close(&ctl);
-    list_free(&o.ids);
-    list_free(&o.users_text);
-    list_free(&o.partitions);
-    list_free(&o.states_text);
-    list_free(&o.names);
-    list_free(&o.step_ids);
+    cmd_list_free(&o.ids);
+    cmd_list_free(&o.users_text);
+    cmd_list_free(&o.partitions);
+    cmd_list_free(&o.states_text);
+    cmd_list_free(&o.names);
+    cmd_list_free(&o.step_ids);
     free(o.uids);
     free(o.states);
     return rc;

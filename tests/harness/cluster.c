@@ -7,6 +7,7 @@
 #include <signal.h>
 #include <sys/prctl.h>
 #include <stdio.h>
+#include <sys/stat.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
@@ -163,6 +164,29 @@ const char *harness_node_lines(struct harness_cluster *c, int n, const char *att
         off += (size_t)snprintf(buf + off, len - off, "NodeName=%s NodeAddr=127.0.0.1 Port=%u %s\n",
                                 c->nodes[i].name, c->nodes[i].port, attrs ? attrs : "");
     return buf;
+}
+
+int harness_cluster_up(struct harness_cluster *c, int n, const char *attrs, const char *extra,
+                       char *outdir, size_t outlen)
+{
+    char nodes[HARNESS_MAX_NODES * 128], conf[8192];
+    if (n < 1 || n > HARNESS_MAX_NODES || harness_cluster_init(c, NULL))
+        return -1;
+    harness_node_lines(c, n, attrs, nodes, sizeof(nodes));
+    if ((size_t)snprintf(conf, sizeof(conf),
+                         "%s%sPartitionName=debug Nodes=n[1-%d] Default=YES MaxTime=UNLIMITED\n",
+                         extra ? extra : "", nodes, n) >= sizeof(conf) ||
+        harness_cluster_write_conf(c, conf))
+        return -1;
+    snprintf(outdir, outlen, "%s/out", c->dir);
+    mkdir(outdir, 01777);
+    chmod(outdir, 01777); /* jobs of other users write there too */
+    if (harness_ctld_start(c))
+        return -1;
+    for (int i = 1; i <= n; i++)
+        if (harness_noded_start(c, i))
+            return -1;
+    return harness_wait_nodes(c, n, 15000);
 }
 
 int harness_noded_start(struct harness_cluster *c, int i)

@@ -57,6 +57,12 @@ pid_t harness_cmd_spawn(struct harness_cluster *c, const char *cmd, const char *
  * reserved at init, into buf. */
 const char *harness_node_lines(struct harness_cluster *c, int n, const char *attrs, char *buf,
                                size_t len);
+/* The usual live cluster in one call: munged and tessera.conf (the basics, then extra,
+ * then n node lines with attrs, then "PartitionName=debug Nodes=n[1-n] Default=YES
+ * MaxTime=UNLIMITED"), a folder <dir>/out that everybody may write (its path into outdir),
+ * the controller and the n node daemons, registered. 0 or -1. */
+int harness_cluster_up(struct harness_cluster *c, int n, const char *attrs, const char *extra,
+                       char *outdir, size_t outlen);
 /* Start tessera-noded -D for node n<i> (1-based). */
 int harness_noded_start(struct harness_cluster *c, int i);
 int harness_noded_stop(struct harness_cluster *c, int i, int sig);

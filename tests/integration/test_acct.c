@@ -32,25 +32,8 @@ static unsigned het_id; /* the SPEC's job, submitted first: 67767 */
 static int group_setup(void **state)
 {
     (void)state;
-    if (harness_cluster_init(&cluster, NULL))
-        return -1;
-    char nodes[2048], extra[4096];
-    harness_node_lines(&cluster, NODES, "CPUs=4 RealMemory=2000", nodes, sizeof(nodes));
-    snprintf(extra, sizeof(extra),
-             "FirstJobId=67767\nNodedTimeout=3\nKillWait=1\nMinJobAge=3\nMessageTimeout=5\n%s"
-             "PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=UNLIMITED\n",
-             nodes);
-    if (harness_cluster_write_conf(&cluster, extra))
-        return -1;
-    snprintf(outdir, sizeof(outdir), "%s/out", cluster.dir);
-    mkdir(outdir, 01777);
-    chmod(outdir, 01777);
-    if (harness_ctld_start(&cluster))
-        return -1;
-    for (int i = 1; i <= NODES; i++)
-        if (harness_noded_start(&cluster, i))
-            return -1;
-    return harness_wait_nodes(&cluster, NODES, 15000);
+    return harness_cluster_up(&cluster, NODES, "CPUs=4 RealMemory=2000",
+                              "FirstJobId=67767\nNodedTimeout=3\nKillWait=1\nMinJobAge=3\nMessageTimeout=5\n", outdir, sizeof(outdir));
 }
 
 static int group_teardown(void **state)

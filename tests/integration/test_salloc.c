@@ -29,24 +29,8 @@ static char outdir[512];
 static int group_setup(void **state)
 {
     (void)state;
-    char nodes[2048], extra[4096];
-    if (harness_cluster_init(&cluster, NULL))
-        return -1;
-    harness_node_lines(&cluster, NODES, "CPUs=4 RealMemory=2000", nodes, sizeof(nodes));
-    snprintf(extra, sizeof(extra),
-             "NodedTimeout=3\nKillWait=1\nMinJobAge=600\nMessageTimeout=5\n%s"
-             "PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=UNLIMITED\n",
-             nodes);
-    if (harness_cluster_write_conf(&cluster, extra))
-        return -1;
-    snprintf(outdir, sizeof(outdir), "%s/out", cluster.dir);
-    mkdir(outdir, 0755);
-    if (harness_ctld_start(&cluster))
-        return -1;
-    for (int i = 1; i <= NODES; i++)
-        if (harness_noded_start(&cluster, i))
-            return -1;
-    return harness_wait_nodes(&cluster, NODES, 15000);
+    return harness_cluster_up(&cluster, NODES, "CPUs=4 RealMemory=2000",
+                              "NodedTimeout=3\nKillWait=1\nMinJobAge=600\nMessageTimeout=5\n", outdir, sizeof(outdir));
 }
 
 static int group_teardown(void **state)
