@@ -5,42 +5,13 @@
 
 #include "common/jobfmt.h"
 #include "common/jobstate.h"
+#include "common/jsondoc.h"
 
 #include <jansson.h>
 #include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-
-#ifndef TESSERA_VERSION
-#define TESSERA_VERSION "unknown"
-#endif
-
-/* An object under construction; a failed allocation marks it failed. */
-struct obj {
-    json_t *o;
-    int failed;
-};
-
-static void set(struct obj *b, const char *key, json_t *value)
-{
-    if (!value || json_object_set_new(b->o, key, value) != 0)
-        b->failed = 1;
-}
-
-static json_t *str(const char *s)
-{
-    return json_string(s ? s : "");
-}
-
-static json_t *finish(struct obj *b)
-{
-    if (b->failed) {
-        json_decref(b->o);
-        return NULL;
-    }
-    return b->o;
-}
 
 static json_t *cpu_usec(uint64_t usec)
 {
@@ -62,7 +33,7 @@ static json_t *exit_code(int32_t status)
 
 static json_t *time_object(const struct acctfmt_row *row, time_t now)
 {
-    struct obj t = {json_object(), 0};
+    struct jsondoc_obj t = {json_object(), 0};
     uint64_t user, sys;
     const Tessera__AcctJob *job = row->job;
     const Tessera__AcctStep *st = row->step;
@@ -70,49 +41,49 @@ static json_t *time_object(const struct acctfmt_row *row, time_t now)
     if (!t.o)
         return NULL;
     acctfmt_cpu_usec(row, &user, &sys);
-    set(&t, "elapsed", json_integer(acctfmt_elapsed(row, now)));
+    jsondoc_set(&t, "elapsed", json_integer(acctfmt_elapsed(row, now)));
     if (!st)
-        set(&t, "eligible", json_integer(job->eligible_time));
-    set(&t, "end", json_integer(acctfmt_end(row)));
-    set(&t, "start", json_integer(st ? st->start_time : job->start_time));
+        jsondoc_set(&t, "eligible", json_integer(job->eligible_time));
+    jsondoc_set(&t, "end", json_integer(acctfmt_end(row)));
+    jsondoc_set(&t, "start", json_integer(st ? st->start_time : job->start_time));
     if (!st)
-        set(&t, "submission", json_integer(job->submit_time));
-    set(&t, "suspended", json_integer(st ? 0 : job->suspended_secs));
-    set(&t, "system", cpu_usec(sys));
+        jsondoc_set(&t, "submission", json_integer(job->submit_time));
+    jsondoc_set(&t, "suspended", json_integer(st ? 0 : job->suspended_secs));
+    jsondoc_set(&t, "system", cpu_usec(sys));
     if (!st)
-        set(&t, "limit", job->time_limit > 0 ? json_integer((job->time_limit + 59) / 60)
+        jsondoc_set(&t, "limit", job->time_limit > 0 ? json_integer((job->time_limit + 59) / 60)
                                              : json_null());
-    set(&t, "total", cpu_usec(user + sys));
-    set(&t, "user", cpu_usec(user));
-    return finish(&t);
+    jsondoc_set(&t, "total", cpu_usec(user + sys));
+    jsondoc_set(&t, "user", cpu_usec(user));
+    return jsondoc_finish(&t);
 }
 
 static json_t *step_object(const struct acctfmt_row *row, time_t now)
 {
-    struct obj s = {json_object(), 0};
+    struct jsondoc_obj s = {json_object(), 0};
     const Tessera__AcctStep *st = row->step;
     char id[48];
 
     if (!s.o)
         return NULL;
     acctfmt_job_id(row->job, st, 1, id, sizeof(id));
-    set(&s, "time", time_object(row, now));
-    set(&s, "exit_code", exit_code(st->exit_code));
-    set(&s, "nodes", json_pack("{s:i,s:s}", "count", (int)st->nnodes, "range",
+    jsondoc_set(&s, "time", time_object(row, now));
+    jsondoc_set(&s, "exit_code", exit_code(st->exit_code));
+    jsondoc_set(&s, "nodes", json_pack("{s:i,s:s}", "count", (int)st->nnodes, "range",
                                st->nodes ? st->nodes : ""));
-    set(&s, "tasks", json_pack("{s:i}", "count", (int)st->ntasks));
-    set(&s, "state", str(jobstate_name(st->state)));
+    jsondoc_set(&s, "tasks", json_pack("{s:i}", "count", (int)st->ntasks));
+    jsondoc_set(&s, "state", jsondoc_str(jobstate_name(st->state)));
     if (st->usage)
-        set(&s, "statistics", json_pack("{s:{s:I,s:s,s:i}}", "RSS", "max_kb",
+        jsondoc_set(&s, "statistics", json_pack("{s:{s:I,s:s,s:i}}", "RSS", "max_kb",
                                         (json_int_t)st->usage->max_rss_kb, "node",
                                         st->usage->max_rss_node ? st->usage->max_rss_node : "",
                                         "task", (int)st->usage->max_rss_task));
-    set(&s, "step", json_pack("{s:i,s:{s:o},s:s,s:s}", "job_id", (int)row->job->job_id, "het",
+    jsondoc_set(&s, "step", json_pack("{s:i,s:{s:o},s:s,s:s}", "job_id", (int)row->job->job_id, "het",
                               "component",
                               row->job->het_job_id ? json_integer(row->job->het_job_offset)
                                                    : json_null(),
                               "id", id, "name", st->name ? st->name : ""));
-    return finish(&s);
+    return jsondoc_finish(&s);
 }
 
 static json_t *het_object(const Tessera__AcctJob *job)
@@ -121,55 +92,47 @@ static json_t *het_object(const Tessera__AcctJob *job)
                      job->het_job_id ? json_integer(job->het_job_offset) : json_null());
 }
 
-static void job_keys(struct obj *o, const struct acctfmt_row *row, struct jobfmt_ctx *ctx)
+static void job_keys(struct jsondoc_obj *o, const struct acctfmt_row *row, struct jobfmt_ctx *ctx)
 {
     const Tessera__AcctJob *job = row->job;
-    set(o, "account", str(job->account));
-    set(o, "allocation_nodes", json_integer(job->alloc_nodes));
-    set(o, "cluster", str(job->cluster));
-    set(o, "constraints", str(job->constraint));
-    set(o, "derived_exit_code", exit_code(acctfmt_derived_exit(row)));
-    set(o, "time", time_object(row, jobfmt_ctx_now(ctx)));
-    set(o, "exit_code", exit_code(job->exit_code));
-    set(o, "group", str(jobfmt_group_name(ctx, job->group_id)));
-    set(o, "het", het_object(job));
-    set(o, "job_id", json_integer(job->job_id));
-    set(o, "name", str(job->name));
-    set(o, "nodes", str(job->nodes && *job->nodes ? job->nodes : "None assigned"));
-    set(o, "partition", str(job->partition));
-    set(o, "priority", json_integer(job->priority));
-    set(o, "qos", str(job->qos));
-    set(o, "required", json_pack("{s:i,s:I}", "CPUs", (int)job->req_cpus, "memory",
+    jsondoc_set(o, "account", jsondoc_str(job->account));
+    jsondoc_set(o, "allocation_nodes", json_integer(job->alloc_nodes));
+    jsondoc_set(o, "cluster", jsondoc_str(job->cluster));
+    jsondoc_set(o, "constraints", jsondoc_str(job->constraint));
+    jsondoc_set(o, "derived_exit_code", exit_code(acctfmt_derived_exit(row)));
+    jsondoc_set(o, "time", time_object(row, jobfmt_ctx_now(ctx)));
+    jsondoc_set(o, "exit_code", exit_code(job->exit_code));
+    jsondoc_set(o, "group", jsondoc_str(jobfmt_group_name(ctx, job->group_id)));
+    jsondoc_set(o, "het", het_object(job));
+    jsondoc_set(o, "job_id", json_integer(job->job_id));
+    jsondoc_set(o, "name", jsondoc_str(job->name));
+    jsondoc_set(o, "nodes", jsondoc_str(job->nodes && *job->nodes ? job->nodes : "None assigned"));
+    jsondoc_set(o, "partition", jsondoc_str(job->partition));
+    jsondoc_set(o, "priority", json_integer(job->priority));
+    jsondoc_set(o, "qos", jsondoc_str(job->qos));
+    jsondoc_set(o, "required", json_pack("{s:i,s:I}", "CPUs", (int)job->req_cpus, "memory",
                                  (json_int_t)acctfmt_req_mem_mb(job)));
-    set(o, "restart_cnt", json_integer(job->restarts));
+    jsondoc_set(o, "restart_cnt", json_integer(job->restarts));
 }
 
 static json_t *job_object(const struct acctfmt_row *row, struct jobfmt_ctx *ctx,
                           json_t **steps)
 {
-    struct obj o = {json_object(), 0};
+    struct jsondoc_obj o = {json_object(), 0};
     const Tessera__AcctJob *job = row->job;
 
     if (!o.o)
         return NULL;
     job_keys(&o, row, ctx);
-    set(&o, "state", json_pack("{s:s,s:s}", "current", jobstate_name(job->state), "reason",
+    jsondoc_set(&o, "state", json_pack("{s:s,s:s}", "current", jobstate_name(job->state), "reason",
                                jobreason_name(job->reason)));
     *steps = json_array();
-    set(&o, "steps", json_incref(*steps));
-    set(&o, "submit_line", str(job->submit_line));
-    set(&o, "user", str(jobfmt_user_name(ctx, job->user_id)));
-    set(&o, "working_directory", str(job->work_dir));
+    jsondoc_set(&o, "steps", json_incref(*steps));
+    jsondoc_set(&o, "submit_line", jsondoc_str(job->submit_line));
+    jsondoc_set(&o, "user", jsondoc_str(jobfmt_user_name(ctx, job->user_id)));
+    jsondoc_set(&o, "working_directory", jsondoc_str(job->work_dir));
     json_decref(*steps);
-    return finish(&o);
-}
-
-static json_t *meta_object(void)
-{
-    return json_pack("{s:{s:s,s:s},s:{s:{s:i,s:i,s:i},s:s},s:{s:s}}", "plugin", "type",
-                     "openapi/v0.0.38", "name", "Slurm OpenAPI v0.0.38", "Slurm", "version",
-                     "major", 22, "micro", 8, "minor", 5, "release", "22.05.8", "Tessera",
-                     "release", TESSERA_VERSION);
+    return jsondoc_finish(&o);
 }
 
 /* The job objects, one per job met in the rows, each row's step in its job's "steps". */
@@ -194,24 +157,10 @@ static int fill_jobs(json_t *list, const struct acctfmt_rows *rows, struct jobfm
 
 char *acctfmt_json(const struct acctfmt_rows *rows, struct jobfmt_ctx *ctx)
 {
-    struct obj root = {json_object(), 0};
     json_t *list = json_array();
-    char *doc = NULL;
-
-    if (!root.o || !list || fill_jobs(list, rows, ctx) != 0)
-        root.failed = 1;
-    if (!root.failed) {
-        set(&root, "meta", meta_object());
-        set(&root, "errors", json_array());
-        set(&root, "jobs", json_incref(list));
+    if (list && fill_jobs(list, rows, ctx) != 0) {
+        json_decref(list);
+        list = NULL;
     }
-    if (!root.failed) {
-        char *body = json_dumps(root.o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ESCAPE_SLASH);
-        if (body && (doc = malloc(strlen(body) + 2)))
-            sprintf(doc, "%s\n", body);
-        free(body);
-    }
-    json_decref(list);
-    json_decref(root.o);
-    return doc;
+    return jsondoc_jobs(list);
 }

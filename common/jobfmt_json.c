@@ -7,34 +7,13 @@
 
 #include "common/jobfmt_int.h"
 #include "common/jobstate.h"
+#include "common/jsondoc.h"
 
 #include <jansson.h>
 #include <stdlib.h>
 #include <string.h>
 
-#ifndef TESSERA_VERSION
-#define TESSERA_VERSION "unknown"
-#endif
-
 #define D(job) jobfmt_desc(job)
-
-/* A job object under construction; any failed allocation marks it failed, so that the
- * many keys need no check each. */
-struct obj {
-    json_t *o;
-    int failed;
-};
-
-static void set(struct obj *b, const char *key, json_t *value)
-{
-    if (!value || json_object_set_new(b->o, key, value) != 0)
-        b->failed = 1;
-}
-
-static json_t *str(const char *s)
-{
-    return json_string(s ? s : "");
-}
 
 /* Minutes, rounded up as Slurm rounds limits; null for unlimited. */
 static json_t *minutes(int64_t secs)
@@ -57,88 +36,88 @@ static int64_t end_time(const Tessera__JobRecord *job)
     return open_ended ? 0 : end;
 }
 
-static void job_head(struct obj *o, const Tessera__JobRecord *job, struct jobfmt_ctx *ctx)
+static void job_head(struct jsondoc_obj *o, const Tessera__JobRecord *job, struct jobfmt_ctx *ctx)
 {
     const Tessera__JobDesc *d = D(job);
     char host[JOBFMT_VALUE_MAX];
 
-    set(o, "account", str(d->account));
-    set(o, "batch_flag", json_boolean(job->batch || jobfmt_is_set(d->script)));
-    set(o, "batch_host", str(jobfmt_batch_host(job, host, sizeof(host))));
-    set(o, "comment", str(d->comment));
-    set(o, "cpus_per_task", json_integer(job->cpus_per_task ? job->cpus_per_task : 1));
-    set(o, "deadline", json_integer(d->deadline));
-    set(o, "dependency", str(d->dependency));
-    set(o, "eligible_time", json_integer(job->eligible_time));
-    set(o, "end_time", json_integer(end_time(job)));
-    set(o, "excluded_nodes", str(d->exclude));
-    set(o, "exit_code", json_integer(job->exit_code));
-    set(o, "features", str(d->constraint));
-    set(o, "group_id", json_integer(d->group_id));
-    set(o, "group_name", str(jobfmt_group_name(ctx, d->group_id)));
-    set(o, "job_id", json_integer(job->job_id));
-    set(o, "job_state", str(jobstate_name(job->state)));
-    set(o, "last_sched_evaluation", json_integer(job->last_sched_eval));
-    set(o, "licenses", str(d->licenses));
-    set(o, "max_nodes", json_integer(d->has_max_nodes ? d->max_nodes : 0));
-    set(o, "name", str(d->name));
-    set(o, "nodes", str(job->nodes));
-    set(o, "nice", json_integer(d->has_nice ? d->nice : 0));
-    set(o, "tasks_per_node", json_integer(d->has_ntasks_per_node ? d->ntasks_per_node : 0));
+    jsondoc_set(o, "account", jsondoc_str(d->account));
+    jsondoc_set(o, "batch_flag", json_boolean(job->batch || jobfmt_is_set(d->script)));
+    jsondoc_set(o, "batch_host", jsondoc_str(jobfmt_batch_host(job, host, sizeof(host))));
+    jsondoc_set(o, "comment", jsondoc_str(d->comment));
+    jsondoc_set(o, "cpus_per_task", json_integer(job->cpus_per_task ? job->cpus_per_task : 1));
+    jsondoc_set(o, "deadline", json_integer(d->deadline));
+    jsondoc_set(o, "dependency", jsondoc_str(d->dependency));
+    jsondoc_set(o, "eligible_time", json_integer(job->eligible_time));
+    jsondoc_set(o, "end_time", json_integer(end_time(job)));
+    jsondoc_set(o, "excluded_nodes", jsondoc_str(d->exclude));
+    jsondoc_set(o, "exit_code", json_integer(job->exit_code));
+    jsondoc_set(o, "features", jsondoc_str(d->constraint));
+    jsondoc_set(o, "group_id", json_integer(d->group_id));
+    jsondoc_set(o, "group_name", jsondoc_str(jobfmt_group_name(ctx, d->group_id)));
+    jsondoc_set(o, "job_id", json_integer(job->job_id));
+    jsondoc_set(o, "job_state", jsondoc_str(jobstate_name(job->state)));
+    jsondoc_set(o, "last_sched_evaluation", json_integer(job->last_sched_eval));
+    jsondoc_set(o, "licenses", jsondoc_str(d->licenses));
+    jsondoc_set(o, "max_nodes", json_integer(d->has_max_nodes ? d->max_nodes : 0));
+    jsondoc_set(o, "name", jsondoc_str(d->name));
+    jsondoc_set(o, "nodes", jsondoc_str(job->nodes));
+    jsondoc_set(o, "nice", json_integer(d->has_nice ? d->nice : 0));
+    jsondoc_set(o, "tasks_per_node", json_integer(d->has_ntasks_per_node ? d->ntasks_per_node : 0));
 }
 
-static void job_resources(struct obj *o, const Tessera__JobRecord *job)
+static void job_resources(struct jsondoc_obj *o, const Tessera__JobRecord *job)
 {
     const Tessera__JobDesc *d = D(job);
     char set_text[32];
 
-    set(o, "cpus", json_integer(jobfmt_num_cpus(job)));
-    set(o, "node_count", json_integer(jobfmt_num_nodes(job)));
-    set(o, "tasks", json_integer(job->ntasks));
+    jsondoc_set(o, "cpus", json_integer(jobfmt_num_cpus(job)));
+    jsondoc_set(o, "node_count", json_integer(jobfmt_num_nodes(job)));
+    jsondoc_set(o, "tasks", json_integer(job->ntasks));
     /* Slurm's neutral values for a plain job: 0 and "". */
-    set(o, "het_job_id", json_integer(job->het_job_id));
-    set(o, "het_job_id_set",
-        str(job->het_job_id ? jobfmt_het_id_set(job, set_text, sizeof(set_text)) : ""));
-    set(o, "het_job_offset", json_integer(job->het_job_id ? job->het_job_offset : 0));
-    set(o, "partition", str(d->partition));
-    set(o, "memory_per_node", mem_or_null(d->has_mem_per_node_mb && !d->has_mem_per_cpu_mb,
+    jsondoc_set(o, "het_job_id", json_integer(job->het_job_id));
+    jsondoc_set(o, "het_job_id_set",
+        jsondoc_str(job->het_job_id ? jobfmt_het_id_set(job, set_text, sizeof(set_text)) : ""));
+    jsondoc_set(o, "het_job_offset", json_integer(job->het_job_id ? job->het_job_offset : 0));
+    jsondoc_set(o, "partition", jsondoc_str(d->partition));
+    jsondoc_set(o, "memory_per_node", mem_or_null(d->has_mem_per_node_mb && !d->has_mem_per_cpu_mb,
                                           d->mem_per_node_mb));
-    set(o, "memory_per_cpu", mem_or_null(d->has_mem_per_cpu_mb, d->mem_per_cpu_mb));
-    set(o, "minimum_cpus_per_node", json_integer(jobfmt_min_cpus_node(job)));
-    set(o, "pre_sus_time", json_integer(job->pre_suspend_secs));
-    set(o, "priority", json_integer(job->priority));
-    set(o, "qos", str(d->qos));
-    set(o, "required_nodes", str(d->nodelist));
-    set(o, "requeue", json_boolean(jobfmt_requeue(job)));
-    set(o, "restart_cnt", json_integer(job->restarts));
+    jsondoc_set(o, "memory_per_cpu", mem_or_null(d->has_mem_per_cpu_mb, d->mem_per_cpu_mb));
+    jsondoc_set(o, "minimum_cpus_per_node", json_integer(jobfmt_min_cpus_node(job)));
+    jsondoc_set(o, "pre_sus_time", json_integer(job->pre_suspend_secs));
+    jsondoc_set(o, "priority", json_integer(job->priority));
+    jsondoc_set(o, "qos", jsondoc_str(d->qos));
+    jsondoc_set(o, "required_nodes", jsondoc_str(d->nodelist));
+    jsondoc_set(o, "requeue", json_boolean(jobfmt_requeue(job)));
+    jsondoc_set(o, "restart_cnt", json_integer(job->restarts));
 }
 
-static void job_tail(struct obj *o, const Tessera__JobRecord *job, struct jobfmt_ctx *ctx)
+static void job_tail(struct jsondoc_obj *o, const Tessera__JobRecord *job, struct jobfmt_ctx *ctx)
 {
     const Tessera__JobDesc *d = D(job);
     char tres[256];
 
-    set(o, "start_time", json_integer(jobfmt_start_time(job)));
-    set(o, "state_description", str(job->state_desc));
-    set(o, "state_reason", str(jobreason_name(job->reason)));
+    jsondoc_set(o, "start_time", json_integer(jobfmt_start_time(job)));
+    jsondoc_set(o, "state_description", jsondoc_str(job->state_desc));
+    jsondoc_set(o, "state_reason", jsondoc_str(jobreason_name(job->reason)));
     /* The patterns as given, as Slurm keeps them here (scontrol shows them expanded). */
-    set(o, "standard_error", str(d->std_err));
-    set(o, "standard_input", str(jobfmt_is_set(d->std_in) ? d->std_in : "/dev/null"));
-    set(o, "standard_output", str(d->std_out));
-    set(o, "submit_time", json_integer(job->submit_time));
-    set(o, "suspend_time", json_integer(job->suspend_time));
-    set(o, "time_limit", minutes(job->time_limit));
-    set(o, "time_minimum", json_integer(d->has_time_min ? (d->time_min + 59) / 60 : 0));
-    set(o, "tres_req_str", str(jobfmt_tres(job, tres, sizeof(tres))));
-    set(o, "tres_alloc_str", str(job->alloc_nodes ? tres : ""));
-    set(o, "user_id", json_integer(d->user_id));
-    set(o, "user_name", str(jobfmt_user_name(ctx, d->user_id)));
-    set(o, "current_working_directory", str(d->work_dir));
+    jsondoc_set(o, "standard_error", jsondoc_str(d->std_err));
+    jsondoc_set(o, "standard_input", jsondoc_str(jobfmt_is_set(d->std_in) ? d->std_in : "/dev/null"));
+    jsondoc_set(o, "standard_output", jsondoc_str(d->std_out));
+    jsondoc_set(o, "submit_time", json_integer(job->submit_time));
+    jsondoc_set(o, "suspend_time", json_integer(job->suspend_time));
+    jsondoc_set(o, "time_limit", minutes(job->time_limit));
+    jsondoc_set(o, "time_minimum", json_integer(d->has_time_min ? (d->time_min + 59) / 60 : 0));
+    jsondoc_set(o, "tres_req_str", jsondoc_str(jobfmt_tres(job, tres, sizeof(tres))));
+    jsondoc_set(o, "tres_alloc_str", jsondoc_str(job->alloc_nodes ? tres : ""));
+    jsondoc_set(o, "user_id", json_integer(d->user_id));
+    jsondoc_set(o, "user_name", jsondoc_str(jobfmt_user_name(ctx, d->user_id)));
+    jsondoc_set(o, "current_working_directory", jsondoc_str(d->work_dir));
 }
 
 static json_t *job_object(const Tessera__JobRecord *job, struct jobfmt_ctx *ctx)
 {
-    struct obj b = {json_object(), 0};
+    struct jsondoc_obj b = {json_object(), 0};
 
     if (!b.o)
         return NULL;
@@ -152,40 +131,14 @@ static json_t *job_object(const Tessera__JobRecord *job, struct jobfmt_ctx *ctx)
     return b.o;
 }
 
-/* The format is Slurm 22.05.8's; "Tessera" says what produced it. */
-static json_t *meta_object(void)
-{
-    return json_pack("{s:{s:s,s:s},s:{s:{s:i,s:i,s:i},s:s},s:{s:s}}", "plugin", "type",
-                     "openapi/v0.0.38", "name", "Slurm OpenAPI v0.0.38", "Slurm", "version",
-                     "major", 22, "micro", 8, "minor", 5, "release", "22.05.8", "Tessera",
-                     "release", TESSERA_VERSION);
-}
-
 char *jobfmt_json(Tessera__JobRecord *const *jobs, size_t n, struct jobfmt_ctx *ctx)
 {
-    struct obj root = {json_object(), 0};
     json_t *list = json_array();
-    char *doc = NULL;
-
-    if (!root.o || !list)
-        root.failed = 1;
-    for (size_t i = 0; !root.failed && i < n; i++)
-        if (json_array_append_new(list, job_object(jobs[i], ctx)) != 0)
-            root.failed = 1;
-    if (!root.failed) {
-        set(&root, "meta", meta_object());
-        set(&root, "errors", json_array());
-        set(&root, "jobs", json_incref(list));
+    for (size_t i = 0; list && i < n; i++) {
+        if (json_array_append_new(list, job_object(jobs[i], ctx)) != 0) {
+            json_decref(list);
+            list = NULL;
+        }
     }
-    if (!root.failed) {
-        /* Slurm escapes '/' in its JSON; so do we, for byte-for-byte diffs of paths. */
-        char *body = json_dumps(root.o, JSON_INDENT(2) | JSON_PRESERVE_ORDER | JSON_ESCAPE_SLASH);
-
-        if (body && (doc = malloc(strlen(body) + 2)))
-            sprintf(doc, "%s\n", body);
-        free(body);
-    }
-    json_decref(list);
-    json_decref(root.o);
-    return doc;
+    return jsondoc_jobs(list);
 }
