@@ -185,10 +185,12 @@ static int check_noded_user(struct parse *p, const char *v);
 static int check_scheduler_type(struct parse *p, const char *v);
 static int check_select_type(struct parse *p, const char *v);
 static int check_scheduler_parameters(struct parse *p, const char *v);
+static int check_filters(struct parse *p, const char *v);
 
 #define OFF(field) offsetof(struct conf, field)
 static const struct directive directives[] = {
     {"AccountingRetention", DT_UINT, OFF(accounting_retention), 0, 1200, "0", NULL},
+    {"ActivationFilters", DT_STRING, OFF(activation_filters), 0, 0, NULL, check_filters},
     {"AuthInfo", DT_STRING, OFF(auth_info), 0, 0, NULL, check_auth_info},
     {"AuthType", DT_STRING, OFF(auth_type), 0, 0, "auth/munge", check_auth_type},
     {"ClusterName", DT_STRING, OFF(cluster_name), 0, 0, "tessera", NULL},
@@ -221,6 +223,7 @@ static const struct directive directives[] = {
     {"SlurmUser", DT_STRING, OFF(slurm_user), 0, 0, "root", check_slurm_user},
     {"SpoolDir", DT_PATH, OFF(spool_dir), 0, 0, "/var/spool/tessera", NULL},
     {"StateSaveLocation", DT_PATH, OFF(state_save_location), 0, 0, "/var/lib/tessera", NULL},
+    {"SubmitFilters", DT_STRING, OFF(submit_filters), 0, 0, NULL, check_filters},
 };
 #undef OFF
 #define NDIRECTIVES (sizeof(directives) / sizeof(directives[0]))
@@ -332,6 +335,68 @@ static int check_slurm_user(struct parse *p, const char *v)
 static int check_noded_user(struct parse *p, const char *v)
 {
     return resolve_user(p, "NodedUser", v, &p->conf->noded_user_uid);
+}
+
+#define CONF_MAX_FILTERS 16
+
+/* "/a,/b": absolute paths, at most CONF_MAX_FILTERS. */
+static int check_filters(struct parse *p, const char *v)
+{
+    size_t n = 0;
+    for (const char *s = v; *s;) {
+        size_t len = strcspn(s, ",");
+        if (len == 0 || s[0] != '/')
+            return fail(p, "filters are absolute paths separated by commas, not '%s'", v);
+        if (++n > CONF_MAX_FILTERS)
+            return fail(p, "at most %d filters in a list", CONF_MAX_FILTERS);
+        s += len;
+        if (*s == ',')
+            s++;
+    }
+    return TS_OK;
+}
+
+static int push_filters(const char *list, char ***paths, size_t *n)
+{
+    for (const char *s = list; s && *s;) {
+        size_t len = strcspn(s, ",");
+        char **grown = realloc(*paths, (*n + 1) * sizeof(*grown));
+        if (!grown)
+            return TS_ENOMEM;
+        *paths = grown;
+        if (!(grown[*n] = strndup(s, len)))
+            return TS_ENOMEM;
+        (*n)++;
+        s += len;
+        if (*s == ',')
+            s++;
+    }
+    return TS_OK;
+}
+
+int conf_filters(const struct conf *conf, const struct conf_partition *part,
+                 enum conf_filter_kind kind, char ***paths, size_t *n)
+{
+    int act = kind == CONF_FILTER_ACTIVATION;
+    *paths = NULL;
+    *n = 0;
+    int err = part ? push_filters(act ? part->activation_filters : part->submit_filters, paths, n)
+                   : TS_OK;
+    if (!err)
+        err = push_filters(act ? conf->activation_filters : conf->submit_filters, paths, n);
+    if (err) {
+        conf_filters_free(*paths, *n);
+        *paths = NULL;
+        *n = 0;
+    }
+    return err;
+}
+
+void conf_filters_free(char **paths, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(paths[i]);
+    free(paths);
 }
 
 static int check_scheduler_type(struct parse *p, const char *v)
@@ -681,6 +746,8 @@ static void partition_clear(struct conf_partition *pt)
 {
     free(pt->name);
     free(pt->nodes);
+    free(pt->submit_filters);
+    free(pt->activation_filters);
     free(pt->node_index);
     memset(pt, 0, sizeof(*pt));
 }
@@ -711,6 +778,13 @@ static int partition_set(struct parse *p, struct conf_partition *pt, const char 
     } else if (!strcasecmp(key, "PriorityTier") || !strcasecmp(key, "Priority")) {
         if (parse_u32(value, 0, 65533, &pt->priority_tier))
             return fail(p, "invalid %s '%s'", key, value);
+    } else if (!strcasecmp(key, "SubmitFilters") || !strcasecmp(key, "ActivationFilters")) {
+        char **slot = !strcasecmp(key, "SubmitFilters") ? &pt->submit_filters
+                                                         : &pt->activation_filters;
+        if (check_filters(p, value))
+            return TS_ECONF;
+        if (replace_str(slot, value))
+            return fail(p, "out of memory");
     } else if (!strcasecmp(key, "State")) {
         int i = name_index(value, part_states, sizeof(part_states) / sizeof(part_states[0]));
         if (i < 0)
@@ -726,10 +800,12 @@ static int partition_set(struct parse *p, struct conf_partition *pt, const char 
 static int partition_copy(struct conf_partition *dst, const struct conf_partition *src)
 {
     *dst = *src;
-    dst->name = dst->nodes = NULL;
+    dst->name = dst->nodes = dst->submit_filters = dst->activation_filters = NULL;
     dst->node_index = NULL;
     dst->nnodes = 0;
-    if (src->nodes && !(dst->nodes = strdup(src->nodes)))
+    if ((src->nodes && !(dst->nodes = strdup(src->nodes))) ||
+        (src->submit_filters && !(dst->submit_filters = strdup(src->submit_filters))) ||
+        (src->activation_filters && !(dst->activation_filters = strdup(src->activation_filters))))
         return TS_ENOMEM;
     return TS_OK;
 }

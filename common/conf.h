@@ -47,6 +47,8 @@ struct conf_partition {
     uint32_t min_nodes;
     uint32_t priority_tier;
     enum conf_part_state state;
+    char *submit_filters;    /* SubmitFilters=/a,/b (NULL: none); run before the cluster's */
+    char *activation_filters;
 };
 
 struct conf_param {
@@ -75,6 +77,8 @@ struct conf {
     char *select_type;
     char *scheduler_type;
     char *scheduler_parameters;
+    char *submit_filters;    /* SubmitFilters=: absolute paths, comma-separated (NULL: none) */
+    char *activation_filters;
     struct conf_param *sched_params; /* SchedulerParameters, split */
     size_t nsched_params;
     uint32_t min_job_age;
@@ -117,6 +121,14 @@ void conf_free(struct conf *conf);
 const struct conf_node *conf_find_node(const struct conf *conf, const char *name);
 const struct conf_partition *conf_find_partition(const struct conf *conf, const char *name);
 const struct conf_partition *conf_default_partition(const struct conf *conf);
+
+/* The filters that run for a job in partition part (NULL: none known), SPEC 3: the
+ * partition's, then the cluster's. *paths is a malloc'd array of malloc'd paths (free
+ * with conf_filters_free); *n may be 0. TS_OK or TS_ENOMEM. */
+enum conf_filter_kind { CONF_FILTER_SUBMIT, CONF_FILTER_ACTIVATION };
+int conf_filters(const struct conf *conf, const struct conf_partition *part,
+                 enum conf_filter_kind kind, char ***paths, size_t *n);
+void conf_filters_free(char **paths, size_t n);
 /* "UP", "DOWN", "DRAIN", "INACTIVE". */
 const char *conf_partition_state_name(enum conf_part_state state);
 

@@ -300,6 +300,54 @@ static void test_partition_errors(void **state)
     parse_fails("PartitionName=a/b\n", "t.conf:1: invalid partition name 'a/b'");
 }
 
+/* SPEC 3: filter chains, the partition's before the cluster's; DEFAULT lines carry them. */
+static void test_filters(void **state)
+{
+    (void)state;
+    struct conf *c = parse_ok("SubmitFilters=/etc/f/a,/etc/f/b\nActivationFilters=/x\n"
+                              "DefaultHoldDuration=60\n"
+                              "PartitionName=DEFAULT SubmitFilters=/p/d\n"
+                              "PartitionName=p1 ActivationFilters=/p/act\n"
+                              "PartitionName=p2 SubmitFilters=/p/two\n");
+    char **paths;
+    size_t n;
+    assert_int_equal(conf_filters(c, conf_find_partition(c, "p1"), CONF_FILTER_SUBMIT, &paths, &n),
+                     TS_OK);
+    assert_int_equal(n, 3);
+    assert_string_equal(paths[0], "/p/d");
+    assert_string_equal(paths[1], "/etc/f/a");
+    assert_string_equal(paths[2], "/etc/f/b");
+    conf_filters_free(paths, n);
+    assert_int_equal(conf_filters(c, conf_find_partition(c, "p2"), CONF_FILTER_SUBMIT, &paths, &n),
+                     TS_OK);
+    assert_int_equal(n, 3);
+    assert_string_equal(paths[0], "/p/two");
+    conf_filters_free(paths, n);
+    assert_int_equal(conf_filters(c, conf_find_partition(c, "p1"), CONF_FILTER_ACTIVATION, &paths,
+                                  &n), TS_OK);
+    assert_int_equal(n, 2);
+    assert_string_equal(paths[0], "/p/act");
+    assert_string_equal(paths[1], "/x");
+    conf_filters_free(paths, n);
+    assert_int_equal(conf_filters(c, NULL, CONF_FILTER_ACTIVATION, &paths, &n), TS_OK);
+    assert_int_equal(n, 1);
+    conf_filters_free(paths, n);
+    conf_free(c);
+    c = parse_ok("ClusterName=x\n");
+    assert_int_equal(conf_filters(c, NULL, CONF_FILTER_SUBMIT, &paths, &n), TS_OK);
+    assert_int_equal(n, 0);
+    conf_filters_free(paths, n);
+    conf_free(c);
+    parse_fails("SubmitFilters=relative/f\n",
+                "t.conf:1: filters are absolute paths separated by commas, not 'relative/f'");
+    parse_fails("SubmitFilters=/a,,/b\n",
+                "t.conf:1: filters are absolute paths separated by commas, not '/a,,/b'");
+    parse_fails("PartitionName=p ActivationFilters=x\n",
+                "t.conf:1: filters are absolute paths separated by commas, not 'x'");
+    parse_fails("DefaultHoldDuration=59\n",
+                "t.conf:1: DefaultHoldDuration must be a whole number from 60 to 604800, not '59'");
+}
+
 static void test_files_and_include(void **state)
 {
     char dir[256], main_path[300], inc_path[300], bad_path[300];
@@ -401,6 +449,7 @@ int main(void)
         cmocka_unit_test(test_node_errors),
         cmocka_unit_test(test_many_nodes),
         cmocka_unit_test(test_partition_errors),
+        cmocka_unit_test(test_filters),
         cmocka_unit_test(test_files_and_include),
         cmocka_unit_test(test_locate),
         cmocka_unit_test(test_entries),
