@@ -1,0 +1,20 @@
+/* A job component's description (JobDesc) as the JSON object filters read and write
+ * (docs/filters.md): one key per field that is set, named as in proto/jobdesc.proto;
+ * strings as strings, numbers as numbers, flags as true/false, lists as arrays of
+ * strings. Absent keys are unset fields; null is the same as absent. */
+#ifndef TESSERA_COMMON_JOBJSON_H
+#define TESSERA_COMMON_JOBJSON_H
+
+#include "jobdesc.pb-c.h"
+
+#include <stddef.h>
+
+/* The object for d, as text ending in a newline (malloc'd; NULL when out of memory). */
+char *jobjson_dump(const Tessera__JobDesc *d);
+
+/* Parse text into a new JobDesc (free with tessera__job_desc__free_unpacked). On error
+ * returns a ts_err (TS_EINVAL for a text that is not such an object: unknown key, wrong
+ * type, number out of range) and writes the reason into errbuf. */
+int jobjson_parse(const char *text, Tessera__JobDesc **out, char *errbuf, size_t errlen);
+
+#endif
