@@ -48,13 +48,37 @@ int ctl_connect(struct ctl *ctl)
     return rpc_client_connect(&cfg, &ctl->cli);
 }
 
+/* The longest a submission's filters may take (SPEC 3: the client waits for the whole
+ * chain): the longest chain of any partition, each filter and its undo to its time-out. */
+static int submit_timeout_ms(const struct conf *conf)
+{
+    size_t longest = 0;
+    for (size_t i = 0; i <= conf->npartitions; i++) {
+        char **paths;
+        size_t n;
+        const struct conf_partition *p = i < conf->npartitions ? &conf->partitions[i] : NULL;
+        if (conf_filters(conf, p, CONF_FILTER_SUBMIT, &paths, &n) == TS_OK) {
+            longest = n > longest ? n : longest;
+            conf_filters_free(paths, n);
+        }
+    }
+    long ms = (long)conf->message_timeout * 1000 + (long)longest * 2 * conf->filter_timeout * 1000;
+    return longest ? (int)(ms + 5000 < 3600000 ? ms + 5000 : 3600000) : (int)ms;
+}
+
 int ctl_call(struct ctl *ctl, const Tessera__Request *req, Tessera__Response **resp)
 {
     *resp = NULL;
     int err = ctl_connect(ctl);
     if (err)
         return err;
-    return rpc_client_call(ctl->cli, req, resp);
+    int submit = req->msg_case == TESSERA__REQUEST__MSG_SUBMIT;
+    if (submit)
+        rpc_client_set_timeout(ctl->cli, submit_timeout_ms(ctl->conf));
+    err = rpc_client_call(ctl->cli, req, resp);
+    if (submit && ctl->cli)
+        rpc_client_set_timeout(ctl->cli, (int)ctl->conf->message_timeout * 1000);
+    return err;
 }
 
 const char *ctl_error_text(const struct ctl *ctl)

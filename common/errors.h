@@ -102,6 +102,10 @@
     X(TS_ESTEP_NOT_FOUND, 1035, "Job step not found")                                   \
     X(TS_EHET_GROUP, 1036, "Invalid het group")                                         \
     X(TS_EHETJOB_STEPS, 1037, "Job steps that span multiple components of a heterogeneous job are not currently supported") \
+    X(TS_ESUBMIT_FILTER_FAILED, 1040, "submission filter failed the job")                \
+    X(TS_ESUBMIT_FILTER_TIMEOUT, 1041, "submission filter timed out")                    \
+    X(TS_ESUBMIT_FILTER_NOT_FOUND, 1042, "submission filter not found")                  \
+    X(TS_ESUBMIT_FILTER_INVALID, 1043, "submission filter wrote an invalid job")         \
                                                                                          \
     X(TS_ECRED_INVALID, 1100, "Invalid job credential")                                 \
     X(TS_ECRED_EXPIRED, 1101, "Job credential expired")                                 \

@@ -9,6 +9,7 @@ TESSERA_PACKAGES=(
   zlib1g-dev
   clang libclang-rt-14-dev
   mpich libmpich-dev
+  python3
 )
 
 tessera_install_deps() {

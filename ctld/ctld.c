@@ -1,6 +1,8 @@
 /* Controller life: start-up, the event loop, signals, reconfiguration, shutdown. */
 #include "ctld/ctld.h"
 #include "ctld/acct.h"
+#include "ctld/filter_run.h"
+#include "ctld/filter_submit.h"
 #include "ctld/step.h"
 
 #include "common/auth.h"
@@ -44,6 +46,15 @@ static void housekeeping_tick(struct loop *loop, struct loop_timer *t, void *arg
     time_t now = time(NULL);
     job_housekeeping(arg, now);
     acct_housekeeping(arg, now);
+}
+
+static void on_orphan(struct loop *loop, pid_t pid, int status, const struct rusage *usage,
+                      void *arg)
+{
+    (void)loop;
+    (void)usage;
+    (void)arg;
+    log_debug("child %d reaped (status %d)", (int)pid, status);
 }
 
 static void on_hangup(struct loop *loop, int signo, void *arg)
@@ -135,6 +146,8 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
         (err = loop_signal_add(c->loop, SIGINT, on_terminate, c)) ||
         (err = loop_signal_add(c->loop, SIGHUP, on_hangup, c)))
         goto error;
+    /* filters are children of the controller: SIGCHLD goes through the loop too */
+    loop_set_orphan_cb(c->loop, on_orphan, c);
     signal(SIGPIPE, SIG_IGN);
 
     if ((err = prepare_state_dir(c->conf->state_save_location, errbuf, errlen)))
@@ -201,6 +214,9 @@ void ctld_destroy(struct ctld *c)
     step_cred_fini(c);
     if (c->server && c->conf->ctld_pid_file)
         unlink(c->conf->ctld_pid_file);
+    /* after the last loop turn: nothing calls back into what these free */
+    filter_submit_shutdown(c);
+    filter_run_shutdown(c);
     loop_destroy(c->loop);
     conf_free(c->conf);
     free(c->conf_path);

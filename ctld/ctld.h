@@ -21,6 +21,8 @@ struct sched_state;
 struct alloc_waiter;
 struct alloc_unclaimed;
 struct cred_key;
+struct filter_run;
+struct filter_submission;
 struct store;
 struct rpc_server;
 
@@ -56,6 +58,11 @@ struct ctld {
     /* the key step credentials are signed with (ctld/step_mgr.c) */
     struct cred_key *cred_key;
     char *cred_public_pem;
+
+    /* filters running now (ctld/filter_run.c), and submissions waiting for theirs
+     * (ctld/filter_submit.c) */
+    struct filter_run *filters;
+    struct filter_submission *submissions;
 };
 
 struct ctld_options {

@@ -5,6 +5,8 @@
 
 #include "common/rpc_server.h"
 
+#include <sys/types.h>
+
 struct ctld;
 
 /* Answer req with an empty response of kind once the changes queued so far are durable
@@ -13,6 +15,11 @@ void ctld_respond_after_commit(struct ctld *c, struct rpc_request *req,
                                Tessera__Response__MsgCase kind);
 
 void ctld_handle_submit(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+/* The submission itself, once the submission filters passed (sub as they left it): check,
+ * create, answer req after the commit. */
+void ctld_submit_finish(struct ctld *c, struct rpc_request *req,
+                        const Tessera__SubmitRequest *sub, uid_t uid, gid_t gid,
+                        const char *host);
 void ctld_handle_job_query(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_job_action(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_job_update(struct rpc_request *req, const Tessera__Request *msg, void *arg);

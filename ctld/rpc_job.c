@@ -4,6 +4,7 @@
 #include "ctld/job.h"
 #include "ctld/sched.h"
 #include "ctld/rpc.h"
+#include "ctld/filter_submit.h"
 
 #include "common/conf.h"
 #include "common/errors.h"
@@ -97,7 +98,20 @@ static void submit_committed(void *arg, int err)
 void ctld_handle_submit(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct ctld *c = arg;
-    const Tessera__SubmitRequest *sub = msg->submit;
+    char host[64];
+    peer_host(req, host, sizeof(host));
+    /* submission filters first, when any apply: they answer later (ctld/filter_submit.c) */
+    if (!msg->submit->test_only &&
+        filter_submit_start(c, req, msg->submit, rpc_request_uid(req), rpc_request_gid(req),
+                            host))
+        return;
+    ctld_submit_finish(c, req, msg->submit, rpc_request_uid(req), rpc_request_gid(req), host);
+}
+
+void ctld_submit_finish(struct ctld *c, struct rpc_request *req,
+                        const Tessera__SubmitRequest *sub, uid_t uid, gid_t gid,
+                        const char *host)
+{
     struct pending_reply *p = calloc(1, sizeof(*p));
     if (!p) {
         rpc_respond_error(req, TS_ENOMEM, NULL);
@@ -105,10 +119,8 @@ void ctld_handle_submit(struct rpc_request *req, const Tessera__Request *msg, vo
     }
     p->c = c;
     p->req = req;
-    char host[64], why[512];
-    peer_host(req, host, sizeof(host));
-    int err = job_submit(c, sub, rpc_request_uid(req), rpc_request_gid(req), host,
-                         &p->leader_id, why, sizeof(why));
+    char why[512];
+    int err = job_submit(c, sub, uid, gid, host, &p->leader_id, why, sizeof(why));
     if (err) {
         rpc_respond_error(req, err, why[0] ? why : NULL);
         free_pending(p);
