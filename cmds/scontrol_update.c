@@ -183,6 +183,9 @@ static int set_time(Tessera__JobDesc *d, const char *key, const char *v, time_t 
     if (!strcasecmp(key, "Deadline")) {
         d->deadline = t;
         d->has_deadline = 1;
+    } else if (!strcasecmp(key, "HoldUntil")) {
+        d->hold_until = t;
+        d->has_hold_until = 1;
     } else {
         d->begin_time = t;
         d->has_begin_time = 1;
@@ -197,7 +200,8 @@ static const struct {
     {"Account", set_account},         {"Comment", set_comment},
     {"CPUsPerTask", set_cpus_per_task}, {"Deadline", set_time},
     {"Dependency", set_dependency},   {"ExcNodeList", set_exclude},
-    {"Features", set_features},       {"JobName", set_name},
+    {"Features", set_features},       {"HoldUntil", set_time},
+    {"JobName", set_name},
     {"Licenses", set_licenses},       {"MailType", set_mail_type},
     {"MailUser", set_mail_user},      {"MinMemoryCPU", set_mem},
     {"MinMemoryNode", set_mem},       {"Name", set_name},

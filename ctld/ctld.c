@@ -1,6 +1,7 @@
 /* Controller life: start-up, the event loop, signals, reconfiguration, shutdown. */
 #include "ctld/ctld.h"
 #include "ctld/acct.h"
+#include "ctld/filter_activate.h"
 #include "ctld/filter_run.h"
 #include "ctld/filter_submit.h"
 #include "ctld/step.h"
@@ -46,6 +47,7 @@ static void housekeeping_tick(struct loop *loop, struct loop_timer *t, void *arg
     time_t now = time(NULL);
     job_housekeeping(arg, now);
     acct_housekeeping(arg, now);
+    filter_activate_housekeeping(arg, now);
 }
 
 static void on_orphan(struct loop *loop, pid_t pid, int status, const struct rusage *usage,
@@ -216,6 +218,7 @@ void ctld_destroy(struct ctld *c)
         unlink(c->conf->ctld_pid_file);
     /* after the last loop turn: nothing calls back into what these free */
     filter_submit_shutdown(c);
+    filter_activate_shutdown(c);
     filter_run_shutdown(c);
     loop_destroy(c->loop);
     conf_free(c->conf);
@@ -242,8 +245,10 @@ int ctld_reconfigure(struct ctld *c, char *errbuf, size_t errlen)
 {
     struct conf *fresh = NULL;
     int err = conf_load(c->conf_path, &fresh, errbuf, errlen);
-    if (!err)
+    if (!err) {
         sched_abort(c);
+        filter_activate_reconfigured(c);
+    }
     if (err)
         return err;
     warn_restart_needed(c->conf, fresh);

@@ -23,6 +23,7 @@ struct alloc_unclaimed;
 struct cred_key;
 struct filter_run;
 struct filter_submission;
+struct activation;
 struct store;
 struct rpc_server;
 
@@ -63,6 +64,7 @@ struct ctld {
      * (ctld/filter_submit.c) */
     struct filter_run *filters;
     struct filter_submission *submissions;
+    struct activation *activations;   /* standing activation verdicts (filter_activate.c) */
 };
 
 struct ctld_options {

@@ -58,6 +58,9 @@ int job_unit_eligible(struct ctld *c, struct job *leader, time_t now)
         case JOB_REASON_RESOURCES:
         case JOB_REASON_PRIORITY:
         case JOB_REASON_BAD_CONSTRAINTS:
+        case JOB_REASON_ACTIVATION_BLOCKED: /* standing filter verdicts: the scheduler */
+        case JOB_REASON_ACTIVATION_RESERVED: /* honours them (ctld/filter_activate.c) */
+        case JOB_REASON_ACTIVATION_HOLD:
             break;
         default:
             return 0;

@@ -24,7 +24,7 @@ static const char *const updatable[] = {
     "cpus_per_task", "mem_per_node_mb", "mem_per_cpu_mb", "time_limit", "time_min",
     "constraint", "exclude", "nodelist", "ntasks_per_node", "exclusive", "begin_time",
     "deadline", "dependency", "nice", "priority", "requeue", "comment", "work_dir",
-    "mail_type", "mail_user", "std_out", "std_err", "std_in", "open_mode",
+    "mail_type", "mail_user", "std_out", "std_err", "std_in", "open_mode", "hold_until",
 };
 
 static int is_updatable(const char *name)

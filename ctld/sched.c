@@ -1,5 +1,6 @@
 /* The scheduling driver (ctld/sched.h): triggers, the view, decisions. */
 #include "ctld/sched.h"
+#include "ctld/filter_activate.h"
 
 #include "ctld/ctld.h"
 #include "ctld/job.h"
@@ -85,7 +86,7 @@ static int scratch_fit(struct sched_state *s, size_t n)
 
 /* Whether every component's placement still fits the nodes as they are now (the
  * components of a het job may share nodes: what earlier ones take counts). */
-static int unit_still_fits(struct ctld *c, struct job *lead, const struct select_alloc *allocs)
+int sched_unit_fits(struct ctld *c, struct job *lead, const struct select_alloc *allocs)
 {
     struct sched_state *s = c->sched;
     if (scratch_fit(s, c->nodes.count) != TS_OK)
@@ -227,8 +228,15 @@ static size_t apply(struct ctld *c, struct cycle *cy, time_t now, int *unplanned
             continue;
         }
         if (d->verdict == SCHED_START) {
-            if (!unit_still_fits(c, lead, d->allocs)) {
+            if (!sched_unit_fits(c, lead, d->allocs)) {
                 dropped++;
+                continue;
+            }
+            if (filter_activate_applies(c, lead)) {
+                /* its activation filters decide first; the resources wait for it */
+                filter_activate_start(c, lead, d->allocs,
+                                      backfill ? s->bf_cycle_no : s->cycles + 1, u + 1,
+                                      backfill);
                 continue;
             }
             set_expected(lead, 0);

@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 struct ctld;
+struct job;
 
 enum sched_trigger {
     SCHED_TRIGGER_NEW,   /* a job became eligible (submitted, released, requeued, ...) */
@@ -34,6 +35,9 @@ int sched_estimate(struct ctld *c, Tessera__JobDesc *const *descs, size_t n,
                    Tessera__SubmitResponse *out);
 /* Ask for a cycle. */
 void sched_trigger(struct ctld *c, enum sched_trigger why);
+/* Whether the unit's placements (one per component) fit the nodes as they are now. */
+struct select_alloc;
+int sched_unit_fits(struct ctld *c, struct job *lead, const struct select_alloc *allocs);
 /* scontrol show sched. Strings point into static storage; triggers into *storage. */
 void sched_fill_stats(struct ctld *c, Tessera__SchedStatsResponse *out,
                       Tessera__SchedTrigger *storage, Tessera__SchedTrigger **ptrs);

@@ -1,5 +1,6 @@
 /* The scheduler's snapshot of the controller's state (ctld/sched_int.h). */
 #include "ctld/sched_int.h"
+#include "ctld/filter_activate.h"
 
 #include "ctld/ctld.h"
 #include "ctld/job.h"
@@ -335,6 +336,7 @@ int sched_cycle_build(struct ctld *c, struct cycle *cy, enum sched_kind kind, ti
         struct job *lead = leaders[u];
         size_t ncomp = job_ncomponents(lead);
         unit_init(cy, u, lead->rec->job_id, job_unit_priority(lead), ncomp, k);
+        filter_activate_unit(c, lead, now, &cy->units[u]); /* a standing filter verdict */
         for (size_t i = 0; !err && i < ncomp; i++, k++) {
             const Tessera__JobRecord *r = job_component(lead, i)->rec;
             err = fill_request(c, cy, k, r, conf_find_partition(c->conf, r->desc->partition));

@@ -34,7 +34,7 @@
  * after it; a unit that keeps its resources holds them in the plan from now and the
  * others go on around it; a held unit waits and holds nothing; a failed one is failed.
  * When its filter may be asked again (sched_unit.retry) the unit is decided as usual,
- * except a failed one.
+ * except a failed one; a blocking one still blocks the units after it.
  */
 #include "common/errors.h"
 #include "common/hashmap.h"
@@ -755,6 +755,12 @@ static int standing_verdict(struct bf_state *st, const struct sched_view *v,
     if (u->activation == SCHED_ACT_FAIL) {
         d->verdict = SCHED_FAIL;
         return 1;
+    }
+    if (u->retry && u->activation == SCHED_ACT_BLOCK) {
+        /* asked again, it is decided as usual, but nothing after it starts until its
+         * filter lets it pass (SPEC 3.2) */
+        st->cur->queue_blocked = 1;
+        return 0;
     }
     if (u->retry || u->activation == SCHED_ACT_NONE)
         return 0;

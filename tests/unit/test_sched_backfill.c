@@ -565,7 +565,16 @@ static void test_activation_block(void **state)
         assert_int_equal(V(0), SCHED_BLOCK);
         assert_int_equal(V(1), SCHED_PRIORITY);
     }
+    /* asked again it is decided as usual; until its filter lets it pass (the controller
+     * then drops the verdict) the units after it still wait */
     w.units[0].retry = 1;
+    for (int kind = SCHED_EVENT; kind <= SCHED_BACKFILL; kind++) {
+        cycle(&w, (enum sched_kind)kind, 0);
+        assert_int_equal(V(0), SCHED_START);
+        assert_int_equal(V(1), SCHED_PRIORITY);
+    }
+    w.units[0].activation = SCHED_ACT_NONE;
+    w.units[0].retry = 0;
     cycle(&w, SCHED_BACKFILL, 1);
     assert_int_equal(V(0), SCHED_START);
     assert_int_equal(V(1), SCHED_START);

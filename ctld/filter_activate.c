@@ -1,0 +1,483 @@
+/* Activation filters: asked before the scheduler's start of a unit takes effect.
+ *
+ * Each component's chain (the partition's filters, then the cluster's) runs on the
+ * component's JSON file with the pass number, the unit's place in the queue, whether the
+ * cycle was a backfill one and the component's candidate CPUs. A chain stops at its first
+ * non-zero exit (a time-out or a missing filter counts as 2); its passed filters are then
+ * undone, last first. The unit starts on the candidate resources only when every chain
+ * passed (then nothing is undone); otherwise the passed chains are undone too and the
+ * strongest verdict stands on the unit: fail (4) > hold (3) > block (1) > reserve (2).
+ *
+ * The standing verdict lives here, by leader id, until the filters may be asked again:
+ * FilterRetryInterval seconds after a block or reserve, at HoldUntil (or after
+ * DefaultHoldDuration) after a hold. While the filters run the unit stands as "reserve"
+ * with the candidate resources kept, so the scheduler holds them for it and starts
+ * nothing else there. */
+#include "ctld/filter_activate.h"
+
+#include "ctld/ctld.h"
+#include "ctld/filter_run.h"
+#include "ctld/job.h"
+#include "ctld/sched.h"
+
+#include "common/conf.h"
+#include "common/errors.h"
+#include "common/jobjson.h"
+#include "common/jobstate.h"
+#include "common/log.h"
+#include "common/pbutil.h"
+
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+struct act_chain {
+    struct activation *a;
+    char **paths;
+    size_t n;
+    size_t passed;
+    size_t undo_left;
+    int running;
+    int verdict;            /* -1 still going, 0 passed, else the exit that stopped it */
+    char json[1024];
+    char ncpus[16];
+};
+
+struct activation {
+    struct ctld *c;
+    struct activation *next;
+    uint32_t job_id;
+    size_t ncomp;
+    enum sched_activation standing;
+    time_t retry_at;        /* the filters may be asked again from then */
+    int asked;              /* a cycle was triggered for the retry */
+    int running;            /* chains or undos in flight */
+    struct select_alloc *allocs;     /* the candidate resources, per component */
+    struct select_node_alloc *slots;
+    struct act_chain *chains;
+    char pass[24], position[24], backfill[4];
+};
+
+static struct activation *find(struct ctld *c, uint32_t job_id)
+{
+    for (struct activation *a = c->activations; a; a = a->next)
+        if (a->job_id == job_id)
+            return a;
+    return NULL;
+}
+
+static void free_chains(struct activation *a)
+{
+    for (size_t i = 0; a->chains && i < a->ncomp; i++) {
+        if (a->chains[i].json[0])
+            unlink(a->chains[i].json);
+        conf_filters_free(a->chains[i].paths, a->chains[i].n);
+    }
+    free(a->chains);
+    a->chains = NULL;
+}
+
+static void drop(struct activation *a)
+{
+    for (struct activation **p = &a->c->activations; *p; p = &(*p)->next) {
+        if (*p == a) {
+            *p = a->next;
+            break;
+        }
+    }
+    free_chains(a);
+    free(a->allocs);
+    free(a->slots);
+    free(a);
+}
+
+static const struct conf_partition *partition_of(struct ctld *c, const Tessera__JobRecord *r)
+{
+    return conf_find_partition(c->conf, r->desc->partition);
+}
+
+int filter_activate_applies(struct ctld *c, struct job *lead)
+{
+    if (c->conf->activation_filters)
+        return 1;
+    for (size_t i = 0; i < job_ncomponents(lead); i++) {
+        const struct conf_partition *p = partition_of(c, job_component(lead, i)->rec);
+        if (p && p->activation_filters)
+            return 1;
+    }
+    return 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* the verdict */
+
+/* SPEC 3.2's order of strength: fail > hold > block > reserve. */
+static int strength(int exit)
+{
+    switch (exit) {
+    case 4: return 4;
+    case 3: return 3;
+    case 1: return 2;
+    default: return 1; /* 2, others, time-outs, missing filters */
+    }
+}
+
+static void set_reason(struct ctld *c, struct job *lead, uint32_t reason)
+{
+    for (size_t i = 0; i < job_ncomponents(lead); i++) {
+        struct job *j = job_component(lead, i);
+        j->rec->reason = reason;
+        job_save(c, j);
+    }
+}
+
+static void fail_unit(struct ctld *c, struct job *lead)
+{
+    job_end_unit(c, lead, TESSERA__JOB_STATE__JOB_FAILED, 0);
+    for (size_t i = 0; i < job_ncomponents(lead); i++) {
+        struct job *j = job_component(lead, i);
+        j->rec->reason = JOB_REASON_ACTIVATION_FAILED;
+        pbutil_set_string(&j->rec->state_desc, "activation filter failed the job");
+        job_save(c, j);
+    }
+}
+
+static int64_t hold_until(struct job *lead)
+{
+    int64_t until = 0;
+    for (size_t i = 0; i < job_ncomponents(lead); i++) {
+        const Tessera__JobDesc *d = job_component(lead, i)->rec->desc;
+        if (d->has_hold_until && d->hold_until > until)
+            until = d->hold_until;
+    }
+    return until;
+}
+
+/* Every chain passed: start the unit where the filters agreed to, HoldUntil cleared. */
+static int start_unit(struct activation *a, struct job *lead)
+{
+    struct ctld *c = a->c;
+    for (size_t i = 0; i < job_ncomponents(lead); i++) {
+        Tessera__JobRecord *r = job_component(lead, i)->rec;
+        r->desc->has_hold_until = 0;
+        r->desc->hold_until = 0;
+        r->expected_start = 0;
+    }
+    if (!sched_unit_fits(c, lead, a->allocs))
+        return TS_EBUSY;
+    log_info("job %u: activation filters passed; starting it", a->job_id);
+    return job_start_unit(c, lead, a->allocs);
+}
+
+/* Every chain and undo is over: act on the verdict. */
+static void conclude(struct activation *a)
+{
+    struct ctld *c = a->c;
+    time_t now = time(NULL);
+    struct job *lead = job_find(&c->jobs, a->job_id);
+    int worst = 0, all_passed = 1;
+    for (size_t i = 0; i < a->ncomp; i++) {
+        int v = a->chains[i].verdict; /* -1: cut short by another chain's stop */
+        all_passed &= v == 0;
+        if (v > 0 && (!worst || strength(v) > strength(worst)))
+            worst = v;
+    }
+    free_chains(a);
+    if (!lead || lead->leader != lead || lead->rec->state != TESSERA__JOB_STATE__JOB_PENDING) {
+        drop(a); /* cancelled or changed meanwhile */
+        return;
+    }
+    if (all_passed) {
+        int err = start_unit(a, lead);
+        if (err == TS_OK) {
+            drop(a);
+            return;
+        }
+        /* the resources went meanwhile: ask again at the next chance */
+        log_info("job %u: activation filters passed but its resources are gone", a->job_id);
+        a->standing = SCHED_ACT_NONE;
+        a->retry_at = now;
+        a->asked = 0;
+        sched_trigger(c, SCHED_TRIGGER_NEW);
+        return;
+    }
+    a->asked = 0;
+    switch (strength(worst)) {
+    case 4:
+        log_info("job %u: an activation filter failed it", a->job_id);
+        drop(a);
+        fail_unit(c, lead);
+        return;
+    case 3: {
+        int64_t until = hold_until(lead);
+        a->standing = SCHED_ACT_HOLD;
+        a->retry_at = until > now ? (time_t)until : now + c->conf->default_hold_duration;
+        set_reason(c, lead, JOB_REASON_ACTIVATION_HOLD);
+        break;
+    }
+    case 2:
+        a->standing = SCHED_ACT_BLOCK;
+        a->retry_at = now + c->conf->filter_retry_interval;
+        set_reason(c, lead, JOB_REASON_ACTIVATION_BLOCKED);
+        break;
+    default:
+        a->standing = SCHED_ACT_RESERVE;
+        a->retry_at = now + c->conf->filter_retry_interval;
+        set_reason(c, lead, JOB_REASON_ACTIVATION_RESERVED);
+        break;
+    }
+    log_info("job %u: activation filter verdict %d; asked again at %lld", a->job_id, worst,
+             (long long)a->retry_at);
+    sched_trigger(c, SCHED_TRIGGER_NEW); /* a block or a hold changes what may start */
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* the chains */
+
+static void step(struct activation *a);
+
+static void undo_done(struct ctld *c, void *arg, const struct filter_result *r)
+{
+    (void)c;
+    struct act_chain *ch = arg;
+    ch->running = 0;
+    ch->a->running--;
+    if (r->end != FILTER_EXITED || r->code != 0)
+        log_warn("job %u: undo of activation filter %s did not succeed", ch->a->job_id,
+                 filter_name(ch->paths[ch->undo_left]));
+    step(ch->a);
+}
+
+static void filter_done(struct ctld *c, void *arg, const struct filter_result *r)
+{
+    (void)c;
+    struct act_chain *ch = arg;
+    ch->running = 0;
+    ch->a->running--;
+    if (r->end == FILTER_EXITED && r->code == 0) {
+        ch->passed++;
+    } else {
+        /* a non-zero exit stops the chain; time-outs and missing filters count as 2 */
+        ch->verdict = r->end == FILTER_EXITED ? r->code : 2;
+        log_info("job %u: activation filter %s: %s %d%s%s", ch->a->job_id,
+                 filter_name(ch->paths[ch->passed]),
+                 r->end == FILTER_EXITED    ? "exit"
+                 : r->end == FILTER_TIMEOUT ? "timed out, as"
+                 : r->end == FILTER_SIGNALED ? "killed, as"
+                                             : "not found, as",
+                 ch->verdict, r->first_err[0] ? ": " : "", r->first_err);
+    }
+    step(ch->a);
+}
+
+static int run(struct act_chain *ch, size_t k, int undo)
+{
+    struct activation *a = ch->a;
+    char what[48];
+    snprintf(what, sizeof(what), "job %u", a->job_id);
+    const char *args[] = {ch->json, a->pass, a->position, a->backfill, ch->ncpus, NULL};
+    const char *undo_args[] = {ch->json, "--undo", NULL};
+    int err = filter_run_start(a->c, ch->paths[k], undo ? undo_args : args, what,
+                               undo ? undo_done : filter_done, ch);
+    if (!err) {
+        ch->running = 1;
+        a->running++;
+    }
+    return err;
+}
+
+static int any_stopped(const struct activation *a)
+{
+    for (size_t i = 0; i < a->ncomp; i++)
+        if (a->chains[i].verdict > 0)
+            return 1;
+    return 0;
+}
+
+/* Move every chain on: the next filter while all goes well; once a chain stopped (the
+ * unit will not start), the undos of every filter that passed, last first, chain by
+ * chain; then the end. */
+static void step(struct activation *a)
+{
+    if (!any_stopped(a)) {
+        for (size_t i = 0; i < a->ncomp; i++) {
+            struct act_chain *ch = &a->chains[i];
+            if (ch->running || ch->verdict >= 0)
+                continue;
+            if (ch->passed == ch->n)
+                ch->verdict = 0;
+            else if (run(ch, ch->passed, 0) != TS_OK)
+                ch->verdict = 2; /* could not run: as a missing filter */
+        }
+    }
+    int stopped = any_stopped(a);
+    for (size_t i = 0; stopped && i < a->ncomp; i++) {
+        struct act_chain *ch = &a->chains[i];
+        if (ch->running)
+            continue;
+        if (ch->undo_left == SIZE_MAX)
+            ch->undo_left = ch->passed;
+        while (ch->undo_left > 0 && run(ch, ch->undo_left - 1, 1) != TS_OK)
+            ch->undo_left--; /* an undo that cannot run is skipped */
+        if (ch->running)
+            ch->undo_left--; /* undo_done names paths[undo_left] */
+    }
+    if (a->running)
+        return;
+    conclude(a);
+}
+
+static int copy_allocs(struct activation *a, const struct select_alloc *allocs)
+{
+    size_t total = 0;
+    for (size_t i = 0; i < a->ncomp; i++)
+        total += allocs[i].nnodes;
+    a->allocs = calloc(a->ncomp, sizeof(*a->allocs));
+    a->slots = calloc(total + 1, sizeof(*a->slots));
+    if (!a->allocs || !a->slots)
+        return TS_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < a->ncomp; i++) {
+        a->allocs[i].nodes = &a->slots[k];
+        a->allocs[i].nnodes = allocs[i].nnodes;
+        memcpy(&a->slots[k], allocs[i].nodes, allocs[i].nnodes * sizeof(*a->slots));
+        k += allocs[i].nnodes;
+    }
+    return TS_OK;
+}
+
+static int prepare(struct activation *a, struct job *lead)
+{
+    struct ctld *c = a->c;
+    char dir[900];
+    if ((size_t)snprintf(dir, sizeof(dir), "%s/filters", c->conf->state_save_location) >=
+            sizeof(dir) ||
+        (mkdir(dir, 0700) != 0 && errno != EEXIST))
+        return TS_ESYS;
+    a->chains = calloc(a->ncomp, sizeof(*a->chains));
+    if (!a->chains)
+        return TS_ENOMEM;
+    for (size_t i = 0; i < a->ncomp; i++) {
+        struct act_chain *ch = &a->chains[i];
+        const Tessera__JobRecord *r = job_component(lead, i)->rec;
+        ch->a = a;
+        ch->verdict = -1;
+        ch->undo_left = SIZE_MAX;
+        uint32_t cpus = 0;
+        for (size_t k = 0; k < a->allocs[i].nnodes; k++)
+            cpus += a->allocs[i].nodes[k].cpus;
+        snprintf(ch->ncpus, sizeof(ch->ncpus), "%u", cpus);
+        snprintf(ch->json, sizeof(ch->json), "%s/activate-%u.json", dir, r->job_id);
+        if (conf_filters(c->conf, partition_of(c, r), CONF_FILTER_ACTIVATION, &ch->paths, &ch->n))
+            return TS_ENOMEM;
+        char *text = jobjson_dump(r->desc);
+        int fd = text ? open(ch->json, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
+        size_t len = text ? strlen(text) : 0;
+        int ok = fd >= 0 && write(fd, text, len) == (ssize_t)len;
+        if (fd >= 0 && close(fd) != 0)
+            ok = 0;
+        free(text);
+        if (!ok)
+            return TS_ESYS;
+    }
+    return TS_OK;
+}
+
+void filter_activate_start(struct ctld *c, struct job *lead, const struct select_alloc *allocs,
+                           uint64_t pass, size_t position, int backfill)
+{
+    struct activation *a = find(c, lead->rec->job_id);
+    if (a && a->running)
+        return; /* its filters are being asked already */
+    if (!a) {
+        if (!(a = calloc(1, sizeof(*a)))) {
+            log_error("job %u: out of memory for its activation filters", lead->rec->job_id);
+            return;
+        }
+        a->c = c;
+        a->job_id = lead->rec->job_id;
+        a->next = c->activations;
+        c->activations = a;
+    }
+    free(a->allocs);
+    free(a->slots);
+    a->allocs = NULL;
+    a->slots = NULL;
+    free_chains(a);
+    a->ncomp = job_ncomponents(lead);
+    snprintf(a->pass, sizeof(a->pass), "%llu", (unsigned long long)pass);
+    snprintf(a->position, sizeof(a->position), "%zu", position);
+    snprintf(a->backfill, sizeof(a->backfill), "%d", backfill ? 1 : 0);
+    int err = copy_allocs(a, allocs);
+    if (!err)
+        err = prepare(a, lead);
+    if (err) {
+        log_error("job %u: activation filters cannot run: %s; asked again later",
+                  a->job_id, ts_strerror(err));
+        free_chains(a);
+        a->standing = SCHED_ACT_RESERVE;
+        a->retry_at = time(NULL) + c->conf->filter_retry_interval;
+        return;
+    }
+    /* held for it while they run; a unit that blocked the queue blocks it until it passes */
+    if (a->standing != SCHED_ACT_BLOCK)
+        a->standing = SCHED_ACT_RESERVE;
+    a->retry_at = 0;
+    a->asked = 1;
+    log_verbose("job %u: asking its activation filters (pass %s, position %s, backfill %s)",
+                a->job_id, a->pass, a->position, a->backfill);
+    step(a);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* the scheduler's side */
+
+void filter_activate_unit(struct ctld *c, struct job *lead, time_t now, struct sched_unit *u)
+{
+    struct activation *a = find(c, lead->rec->job_id);
+    if (!a)
+        return;
+    u->activation = a->standing;
+    u->kept = a->standing == SCHED_ACT_RESERVE ? a->allocs : NULL;
+    if (u->activation == SCHED_ACT_RESERVE && !u->kept)
+        u->activation = SCHED_ACT_NONE; /* nothing to keep (dropped by a reconfigure) */
+    u->retry = !a->running && a->standing != SCHED_ACT_FAIL && now >= a->retry_at;
+}
+
+void filter_activate_housekeeping(struct ctld *c, time_t now)
+{
+    struct activation *a = c->activations;
+    while (a) {
+        struct activation *next = a->next;
+        struct job *lead = job_find(&c->jobs, a->job_id);
+        if (!a->running && (!lead || lead->rec->state != TESSERA__JOB_STATE__JOB_PENDING)) {
+            drop(a);
+        } else if (!a->running && !a->asked && now >= a->retry_at) {
+            a->asked = 1; /* one cycle decides it again; its start asks the filters */
+            sched_trigger(c, SCHED_TRIGGER_NEW);
+        }
+        a = next;
+    }
+}
+
+void filter_activate_reconfigured(struct ctld *c)
+{
+    for (struct activation *a = c->activations; a; a = a->next) {
+        if (a->running)
+            continue;
+        free(a->allocs);
+        free(a->slots);
+        a->allocs = NULL;
+        a->slots = NULL;
+    }
+}
+
+void filter_activate_shutdown(struct ctld *c)
+{
+    while (c->activations)
+        drop(c->activations);
+}

@@ -1,0 +1,281 @@
+/* Activation filters on a live cluster (SPEC 3.2): every row of the table for queued
+ * jobs (start, block the queue, keep the resources, hold until HoldUntil, fail; others,
+ * time-outs and missing filters as "keep"), the arguments, chains with their undo, the
+ * periodic re-evaluation, and a het job activated as one unit.
+ *
+ * One filter script serves every test: it logs "<job name> <arguments>" and exits with
+ * the number in verdict-<job name> (0 when there is none), so a test steers each job and
+ * changes its mind by rewriting that file.
+ */
+#include "cluster.h"
+
+#include <setjmp.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <time.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cmdcheck.h"
+
+#define NODES 2
+
+static struct harness_cluster cluster;
+static char outdir[512], fdir[300], flog[400];
+
+static void write_filter(const char *name, const char *tag)
+{
+    char path[400], text[2048];
+    snprintf(path, sizeof(path), "%s/%s", fdir, name);
+    snprintf(text, sizeof(text),
+             "#!/bin/sh\n"
+             "job=$(sed -n 's/^  \"name\": \"\\(.*\\)\",$/\\1/p' \"$1\")\n"
+             "shift\n"
+             "echo \"%s $job $*\" >> %s\n"
+             "[ \"$1\" = --undo ] && exit 0\n"
+             "[ -f %s/sleep-$job ] && sleep 30\n"
+             "[ -f %s/%s-verdict-$job ] && exit $(cat %s/%s-verdict-$job)\n"
+             "exit 0\n",
+             tag, flog, fdir, fdir, tag, fdir, tag);
+    assert_int_equal(harness_write_file(path, text, 0755), 0);
+}
+
+static void verdict(const char *tag, const char *job, int v)
+{
+    char path[500], text[16];
+    snprintf(path, sizeof(path), "%s/%s-verdict-%s", fdir, tag, job);
+    snprintf(text, sizeof(text), "%d\n", v);
+    assert_int_equal(harness_write_file(path, text, 0644), 0);
+}
+
+static int group_setup(void **state)
+{
+    (void)state;
+    if (harness_cluster_init(&cluster, NULL))
+        return -1;
+    snprintf(fdir, sizeof(fdir), "%s/filters", cluster.dir);
+    snprintf(flog, sizeof(flog), "%s/filters.log", cluster.dir);
+    mkdir(fdir, 0755);
+    write_filter("act", "act");
+    write_filter("first", "first");
+    char nodes[1024], extra[4096];
+    harness_node_lines(&cluster, NODES, "CPUs=2 RealMemory=1000", nodes, sizeof(nodes));
+    snprintf(extra, sizeof(extra),
+             "MinJobAge=600\nKillWait=1\nFilterTimeout=2\nFilterRetryInterval=1\n"
+             "ActivationFilters=%s/act\n%s"
+             "PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=UNLIMITED\n"
+             "PartitionName=chain Nodes=n[1-2] MaxTime=UNLIMITED ActivationFilters=%s/first\n"
+             "PartitionName=missing Nodes=n[1-2] MaxTime=UNLIMITED "
+             "ActivationFilters=%s/not-there\n",
+             fdir, nodes, fdir, fdir);
+    if (harness_cluster_write_conf(&cluster, extra))
+        return -1;
+    snprintf(outdir, sizeof(outdir), "%s/out", cluster.dir);
+    mkdir(outdir, 01777);
+    chmod(outdir, 01777);
+    if (harness_ctld_start(&cluster))
+        return -1;
+    for (int i = 1; i <= NODES; i++)
+        if (harness_noded_start(&cluster, i))
+            return -1;
+    return harness_wait_nodes(&cluster, NODES, 15000);
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    harness_cluster_fini(&cluster);
+    return 0;
+}
+
+static void wait_squeue(unsigned id, const char *format, const char *want, int seconds)
+{
+    char *last = NULL;
+    for (int i = 0; i < seconds * 10; i++) {
+        free(last);
+        last = query(id, format);
+        if (!strcmp(last, want)) {
+            free(last);
+            return;
+        }
+        usleep(100000);
+    }
+    fail_msg("job %u: squeue -o '%s' shows '%s', not '%s'", id, format, last, want);
+}
+
+static void cancel(unsigned id)
+{
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", id);
+    struct result r = RUN("scancel", sid);
+    result_free(&r);
+}
+
+static char *log_text(void)
+{
+    char *t = harness_read_file(flog);
+    return t ? t : strdup("");
+}
+
+/* 0 starts the job; the filter got the pass, the place in the queue, backfill and the
+ * candidate CPUs. */
+static void test_start(void **state)
+{
+    (void)state;
+    unsigned id = SUBMIT("-J", "go", "-n", "2", "--wrap=sleep 1");
+    wait_squeue(id, "%T", "COMPLETED\n", 20);
+    char *t = log_text();
+    char *line = strstr(t, "act go ");
+    assert_non_null(line);
+    unsigned pass = 0, pos = 0, bf = 9, cpus = 0;
+    assert_int_equal(sscanf(line, "act go %u %u %u %u", &pass, &pos, &bf, &cpus), 4);
+    assert_true(pass >= 1);
+    assert_int_equal(pos, 1);
+    assert_true(bf <= 1);
+    assert_int_equal(cpus, 2);
+    free(t);
+}
+
+/* 4 fails the job. */
+static void test_fail(void **state)
+{
+    (void)state;
+    verdict("act", "doomed", 4);
+    unsigned id = SUBMIT("-J", "doomed", "--wrap=true");
+    wait_squeue(id, "%T", "FAILED\n", 20);
+    assert_string_equal(show_field(id, "Reason"), "activation_filter_failed_the_job");
+}
+
+/* 1 blocks the queue: nothing of equal or lower priority starts; a higher one does; once
+ * the filter passes it (asked again every FilterRetryInterval) it starts, then the rest. */
+static void test_block(void **state)
+{
+    (void)state;
+    verdict("act", "blocker", 1);
+    unsigned a = SUBMIT("-J", "blocker", "--priority=500", "-n1", "--wrap=sleep 2");
+    wait_squeue(a, "%r", "ActivationBlocked\n", 20);
+    unsigned low = SUBMIT("-J", "low", "--priority=100", "-n1", "--wrap=sleep 1");
+    unsigned high = SUBMIT("-J", "high", "--priority=900", "-n1", "--wrap=sleep 1");
+    wait_squeue(high, "%T", "COMPLETED\n", 20);
+    sleep(2); /* several re-evaluations: low still waits behind the blocker */
+    wait_squeue(low, "%T", "PENDING\n", 1);
+    wait_squeue(a, "%T %r", "PENDING ActivationBlocked\n", 1);
+    verdict("act", "blocker", 0);
+    wait_squeue(a, "%T", "RUNNING\n", 20);
+    wait_squeue(low, "%T", "COMPLETED\n", 20);
+    wait_squeue(a, "%T", "COMPLETED\n", 20);
+}
+
+/* 2 keeps the resources for the job; others go on elsewhere. */
+static void test_reserve(void **state)
+{
+    (void)state;
+    verdict("act", "keeper", 2);
+    unsigned a = SUBMIT("-J", "keeper", "--priority=500", "-w", "n1", "-n2", "--wrap=sleep 1");
+    wait_squeue(a, "%r", "ActivationReserved\n", 20);
+    unsigned b = SUBMIT("-J", "other", "--priority=100", "-n1", "--wrap=sleep 3");
+    wait_squeue(b, "%T %N", "RUNNING n2\n", 20);
+    verdict("act", "keeper", 0);
+    wait_squeue(a, "%T", "COMPLETED\n", 20);
+    wait_squeue(b, "%T", "COMPLETED\n", 20);
+}
+
+/* 3 holds the job until its HoldUntil; it starts once that passed and the filter agrees. */
+static void test_hold_until(void **state)
+{
+    (void)state;
+    verdict("act", "later", 3);
+    unsigned a = SUBMIT("-H", "-J", "later", "--wrap=true");
+    char sid[16], until[64];
+    snprintf(sid, sizeof(sid), "%u", a);
+    time_t when = time(NULL) + 4;
+    struct tm tm;
+    strftime(until, sizeof(until), "holduntil=%Y-%m-%dT%H:%M:%S", localtime_r(&when, &tm));
+    char jobid[32];
+    snprintf(jobid, sizeof(jobid), "jobid=%u", a);
+    struct result r = RUN("scontrol", "update", jobid, until);
+    expect_ok(&r);
+    result_free(&r);
+    r = RUN("scontrol", "release", sid);
+    expect_ok(&r);
+    result_free(&r);
+    wait_squeue(a, "%r", "ActivationHold\n", 20);
+    verdict("act", "later", 0);
+    sleep(1);
+    wait_squeue(a, "%T", "PENDING\n", 1); /* held: not asked before HoldUntil */
+    wait_squeue(a, "%T", "COMPLETED\n", 20);
+    assert_true(time(NULL) >= when);
+}
+
+/* A time-out and a missing filter count as 2: the resources are kept. */
+static void test_timeout_and_missing(void **state)
+{
+    (void)state;
+    char path[500];
+    snprintf(path, sizeof(path), "%s/sleep-slow", fdir);
+    harness_write_file(path, "", 0644);
+    unsigned a = SUBMIT("-J", "slow", "--wrap=true");
+    wait_squeue(a, "%r", "ActivationReserved\n", 20);
+    struct result r = RUN("squeue", "-h"); /* the controller answers meanwhile */
+    expect_ok(&r);
+    result_free(&r);
+    cancel(a);
+    unlink(path);
+    unsigned m = SUBMIT("-J", "lost", "-p", "missing", "--wrap=true");
+    wait_squeue(m, "%r", "ActivationReserved\n", 20);
+    cancel(m);
+}
+
+/* A chain stops at its first non-zero exit and undoes what passed, last first. */
+static void test_chain_undo(void **state)
+{
+    (void)state;
+    verdict("act", "chained", 1);
+    unsigned a = SUBMIT("-J", "chained", "-p", "chain", "--wrap=true");
+    wait_squeue(a, "%r", "ActivationBlocked\n", 20);
+    cancel(a);
+    char *t = log_text();
+    char *first = strstr(t, "first chained ");
+    assert_non_null(first);
+    char *act = strstr(first, "act chained ");
+    assert_non_null(act);
+    assert_non_null(strstr(act, "first chained --undo\n"));
+    free(t);
+}
+
+/* A het job is one unit: every component must pass; else the strongest verdict stands
+ * and the components that passed are undone. */
+static void test_het_job(void **state)
+{
+    (void)state;
+    verdict("act", "hetzero", 0);
+    verdict("act", "hetfail", 4);
+    unsigned a = SUBMIT("-J", "hetzero", "-n1", ":", "-J", "hetfail", "-n1", "--wrap=true");
+    wait_squeue(a, "%T", "FAILED\nFAILED\n", 20);
+    char *t = log_text();
+    assert_non_null(strstr(t, "act hetzero --undo\n"));
+    free(t);
+    verdict("act", "hetblock", 1);
+    verdict("act", "hethold", 3);
+    unsigned b = SUBMIT("-J", "hetblock", "-n1", ":", "-J", "hethold", "-n1", "--wrap=true");
+    wait_squeue(b, "%r", "ActivationHold\nActivationHold\n", 20);
+    cancel(b);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_start),          cmocka_unit_test(test_fail),
+        cmocka_unit_test(test_block),          cmocka_unit_test(test_reserve),
+        cmocka_unit_test(test_hold_until),     cmocka_unit_test(test_timeout_and_missing),
+        cmocka_unit_test(test_chain_undo),     cmocka_unit_test(test_het_job),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
