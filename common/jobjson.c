@@ -49,10 +49,31 @@ static json_t *strings(const Tessera__JobDesc *d, const ProtobufCFieldDescriptor
     return a;
 }
 
+static char *dump(const Tessera__JobDesc *d, json_t *o);
+
 char *jobjson_dump(const Tessera__JobDesc *d)
 {
-    const ProtobufCMessageDescriptor *md = &tessera__job_desc__descriptor;
+    return dump(d, json_object());
+}
+
+char *jobjson_dump_job(const Tessera__JobDesc *d, uint32_t job_id, uint32_t het_job_id,
+                       uint32_t het_job_offset)
+{
     json_t *o = json_object();
+    if (o && (json_object_set_new(o, "job_id", json_integer(job_id)) != 0 ||
+              (het_job_id &&
+               (json_object_set_new(o, "het_job_id", json_integer(het_job_id)) != 0 ||
+                json_object_set_new(o, "het_job_offset", json_integer(het_job_offset)) != 0)))) {
+        json_decref(o);
+        o = NULL;
+    }
+    return dump(d, o);
+}
+
+/* d's fields into o (stolen), as text. */
+static char *dump(const Tessera__JobDesc *d, json_t *o)
+{
+    const ProtobufCMessageDescriptor *md = &tessera__job_desc__descriptor;
     int failed = !o;
     for (unsigned i = 0; !failed && i < md->n_fields; i++) {
         const ProtobufCFieldDescriptor *f = &md->fields[i];

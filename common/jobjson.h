@@ -8,9 +8,14 @@
 #include "jobdesc.pb-c.h"
 
 #include <stddef.h>
+#include <stdint.h>
 
 /* The object for d, as text ending in a newline (malloc'd; NULL when out of memory). */
 char *jobjson_dump(const Tessera__JobDesc *d);
+/* The same with the component's "job_id" (and, for a het job component, "het_job_id" and
+ * "het_job_offset") first: what activation filters get. */
+char *jobjson_dump_job(const Tessera__JobDesc *d, uint32_t job_id, uint32_t het_job_id,
+                       uint32_t het_job_offset);
 
 /* Parse text into a new JobDesc (free with tessera__job_desc__free_unpacked). On error
  * returns a ts_err (TS_EINVAL for a text that is not such an object: unknown key, wrong

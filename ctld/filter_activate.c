@@ -374,7 +374,7 @@ static int prepare(struct activation *a, struct job *lead)
         snprintf(ch->json, sizeof(ch->json), "%s/activate-%u.json", dir, r->job_id);
         if (conf_filters(c->conf, partition_of(c, r), CONF_FILTER_ACTIVATION, &ch->paths, &ch->n))
             return TS_ENOMEM;
-        char *text = jobjson_dump(r->desc);
+        char *text = jobjson_dump_job(r->desc, r->job_id, r->het_job_id, r->het_job_offset);
         int fd = text ? open(ch->json, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600) : -1;
         size_t len = text ? strlen(text) : 0;
         int ok = fd >= 0 && write(fd, text, len) == (ssize_t)len;

@@ -188,6 +188,21 @@ static void on_not_found(struct loop *loop, struct loop_timer *t, void *arg)
     finish(r, &res);
 }
 
+/* PATH for filters: the controller's folder and the bin/ beside it first, so that a
+ * filter finds Tessera's commands (squeue, scontrol) where they were installed or built. */
+static void filter_path_env(char *buf, size_t len)
+{
+    char exe[1024];
+    ssize_t n = readlink("/proc/self/exe", exe, sizeof(exe) - 1);
+    char *slash = n > 0 ? (exe[n] = '\0', strrchr(exe, '/')) : NULL;
+    if (slash) {
+        *slash = '\0';
+        snprintf(buf, len, "PATH=%s:%s/../bin:/usr/local/bin:/usr/bin:/bin", exe, exe);
+    } else {
+        snprintf(buf, len, "PATH=/usr/local/bin:/usr/bin:/bin");
+    }
+}
+
 static int spawn(struct filter_run *r, const char *const args[], int out_w, int err_w)
 {
     char *argv[MAX_ARGS + 2];
@@ -196,9 +211,10 @@ static int spawn(struct filter_run *r, const char *const args[], int out_w, int 
     for (size_t i = 0; args[i] && n < MAX_ARGS + 1; i++)
         argv[n++] = (char *)args[i];
     argv[n] = NULL;
-    char conf_env[1100];
+    char conf_env[1100], path_env[2200];
     snprintf(conf_env, sizeof(conf_env), "TESSERA_CONF=%s", r->c->conf_path);
-    char *envp[] = {"PATH=/usr/local/bin:/usr/bin:/bin", "LANG=C.UTF-8", conf_env, NULL};
+    filter_path_env(path_env, sizeof(path_env));
+    char *envp[] = {path_env, "LANG=C.UTF-8", conf_env, NULL};
 
     posix_spawn_file_actions_t fa;
     posix_spawnattr_t attr;

@@ -199,8 +199,9 @@ int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset
         return err;
     if (s->part->state == CONF_PART_DRAIN || s->part->state == CONF_PART_INACTIVE)
         return TS_EPARTITION_NOT_AVAIL;
-    if (d->licenses && *d->licenses)
-        /* no licences are configured, so any request is one that cannot be met */
+    if (d->licenses && *d->licenses && !conf->activation_filters && !s->part->activation_filters)
+        /* Licences are counted by activation filters (docs/filters.md, the licences
+         * example); without any, a request is one that cannot be met. */
         return TS_EINVALID_LICENSES;
     if ((err = check_privileges(d, admin)))
         return err;

@@ -269,6 +269,35 @@ static void test_het_job(void **state)
     cancel(b);
 }
 
+/* contrib/filters/licenses: the last licence goes to the first job; the second waits
+ * (keeping its resources) until the first ended, then gets it. */
+static void test_licenses(void **state)
+{
+    (void)state;
+    char path[600], keys[4096], nodes[1024];
+    snprintf(path, sizeof(path), "%s/licenses.conf", cluster.dir);
+    assert_int_equal(harness_write_file(path, "matlab 1\n", 0644), 0);
+    harness_node_lines(&cluster, NODES, "CPUs=2 RealMemory=1000", nodes, sizeof(nodes));
+    snprintf(keys, sizeof(keys),
+             "MinJobAge=600\nKillWait=1\nFilterTimeout=5\nFilterRetryInterval=1\n%s"
+             "PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=UNLIMITED "
+             "ActivationFilters=%s/contrib/filters/licenses\n",
+             nodes, TESSERA_SOURCE_DIR);
+    assert_int_equal(harness_cluster_write_conf(&cluster, keys), 0);
+    struct result r = RUN("scontrol", "reconfigure");
+    expect_ok(&r);
+    result_free(&r);
+    unsigned a = SUBMIT("-J", "lic1", "-L", "matlab", "-n1", "--wrap=sleep 3");
+    wait_squeue(a, "%T", "RUNNING\n", 20);
+    unsigned b = SUBMIT("-J", "lic2", "-L", "matlab", "-n1", "--wrap=true");
+    wait_squeue(b, "%T %r", "PENDING ActivationReserved\n", 20);
+    wait_squeue(a, "%T", "COMPLETED\n", 20);
+    wait_squeue(b, "%T", "COMPLETED\n", 20);
+    /* a licence nobody has fails the job */
+    unsigned c = SUBMIT("-J", "lic3", "-L", "unobtainium", "--wrap=true");
+    wait_squeue(c, "%T", "FAILED\n", 20);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -276,6 +305,7 @@ int main(void)
         cmocka_unit_test(test_block),          cmocka_unit_test(test_reserve),
         cmocka_unit_test(test_hold_until),     cmocka_unit_test(test_timeout_and_missing),
         cmocka_unit_test(test_chain_undo),     cmocka_unit_test(test_het_job),
+        cmocka_unit_test(test_licenses),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

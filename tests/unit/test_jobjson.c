@@ -67,6 +67,21 @@ static void test_round_trip(void **state)
     free(text);
 }
 
+/* What activation filters get: the ids first, then the description. */
+static void test_with_ids(void **state)
+{
+    (void)state;
+    Tessera__JobDesc d = TESSERA__JOB_DESC__INIT;
+    d.name = "x";
+    char *text = jobjson_dump_job(&d, 94, 93, 1);
+    assert_string_equal(text, "{\n  \"job_id\": 94,\n  \"het_job_id\": 93,\n"
+                              "  \"het_job_offset\": 1,\n  \"name\": \"x\"\n}\n");
+    free(text);
+    text = jobjson_dump_job(&d, 7, 0, 0);
+    assert_string_equal(text, "{\n  \"job_id\": 7,\n  \"name\": \"x\"\n}\n");
+    free(text);
+}
+
 static void test_null_is_absent(void **state)
 {
     (void)state;
@@ -113,6 +128,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
+        cmocka_unit_test(test_with_ids),
         cmocka_unit_test(test_null_is_absent),
         cmocka_unit_test(test_refused),
     };
