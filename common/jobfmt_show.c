@@ -136,6 +136,8 @@ static void show_times(struct rec *r, const Tessera__JobRecord *job)
             jobfmt_time_text(jobfmt_start_time(job), "Unknown", a, TBUF),
             jobfmt_time_text(open_ended ? 0 : end, "Unknown", b, TBUF),
             jobfmt_time_text(D(job)->deadline, "N/A", c, TBUF));
+    if (D(job)->has_hold_until && D(job)->hold_until) /* Tessera's: activation holds */
+        rec_add(r, "HoldUntil=%s", jobfmt_time_text(D(job)->hold_until, "None", a, TBUF));
     rec_line(r);
     rec_add(r, "SuspendTime=%s SecsPreSuspend=%" PRId64 " LastSchedEval=%s Scheduler=Main",
             jobfmt_time_text(job->suspend_time, "None", a, TBUF), job->pre_suspend_secs,

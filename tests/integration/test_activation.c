@@ -207,6 +207,7 @@ static void test_hold_until(void **state)
     expect_ok(&r);
     result_free(&r);
     wait_squeue(a, "%r", "ActivationHold\n", 20);
+    assert_true(strlen(show_field(a, "HoldUntil")) == 19); /* shown while set */
     verdict("act", "later", 0);
     sleep(1);
     wait_squeue(a, "%T", "PENDING\n", 1); /* held: not asked before HoldUntil */
@@ -231,6 +232,10 @@ static void test_timeout_and_missing(void **state)
     unsigned m = SUBMIT("-J", "lost", "-p", "missing", "--wrap=true");
     wait_squeue(m, "%r", "ActivationReserved\n", 20);
     cancel(m);
+    verdict("act", "odd", 7); /* an exit the table does not name: as 2 too */
+    unsigned o = SUBMIT("-J", "odd", "--wrap=true");
+    wait_squeue(o, "%r", "ActivationReserved\n", 20);
+    cancel(o);
 }
 
 /* A chain stops at its first non-zero exit and undoes what passed, last first. */
