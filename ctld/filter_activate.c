@@ -135,17 +135,6 @@ static void set_reason(struct ctld *c, struct job *lead, uint32_t reason)
     }
 }
 
-static void fail_unit(struct ctld *c, struct job *lead)
-{
-    job_end_unit(c, lead, TESSERA__JOB_STATE__JOB_FAILED, 0);
-    for (size_t i = 0; i < job_ncomponents(lead); i++) {
-        struct job *j = job_component(lead, i);
-        j->rec->reason = JOB_REASON_ACTIVATION_FAILED;
-        pbutil_set_string(&j->rec->state_desc, "activation filter failed the job");
-        job_save(c, j);
-    }
-}
-
 static int64_t hold_until(struct job *lead)
 {
     int64_t until = 0;
@@ -210,7 +199,7 @@ static void conclude(struct activation *a)
     case 4:
         log_info("job %u: an activation filter failed it", a->job_id);
         drop(a);
-        fail_unit(c, lead);
+        sched_fail_unit(c, lead);
         return;
     case 3: {
         int64_t until = hold_until(lead);

@@ -183,8 +183,7 @@ static void set_sched_nodes(const struct cycle *cy, struct job *lead,
     }
 }
 
-/* An activation verdict failed the unit: it ends FAILED and says why. */
-static void fail_unit(struct ctld *c, struct job *lead)
+void sched_fail_unit(struct ctld *c, struct job *lead)
 {
     job_end_unit(c, lead, TESSERA__JOB_STATE__JOB_FAILED, 0);
     for (size_t i = 0; i < job_ncomponents(lead); i++) {
@@ -224,7 +223,7 @@ static size_t apply(struct ctld *c, struct cycle *cy, time_t now, int *unplanned
         if (backfill)
             lead->bf_cycle = s->bf_cycle_no;
         if (d->verdict == SCHED_FAIL) {
-            fail_unit(c, lead);
+            sched_fail_unit(c, lead);
             continue;
         }
         if (d->verdict == SCHED_START) {
