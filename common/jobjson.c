@@ -21,11 +21,56 @@ static int present(const Tessera__JobDesc *d, const ProtobufCFieldDescriptor *f)
     return *(const protobuf_c_boolean *)FIELD_PTR(d, f->quantifier_offset);
 }
 
-static json_t *scalar(const Tessera__JobDesc *d, const ProtobufCFieldDescriptor *f)
+/* s with every byte that is not part of valid UTF-8 replaced by '?' (malloc'd). */
+static char *utf8_fixed(const char *s)
+{
+    size_t len = strlen(s);
+    char *out = malloc(len + 1);
+    if (!out)
+        return NULL;
+    const unsigned char *p = (const unsigned char *)s;
+    size_t i = 0;
+    while (i < len) {
+        unsigned char b = p[i];
+        size_t n = b < 0x80 ? 1 : (b >> 5) == 6 ? 2 : (b >> 4) == 14 ? 3 : (b >> 3) == 30 ? 4 : 0;
+        int ok = n > 0 && i + n <= len;
+        for (size_t k = 1; ok && k < n; k++)
+            ok = (p[i + k] & 0xc0) == 0x80;
+        if (ok && n > 1) { /* one character each; let jansson judge overlong forms */
+            char one[5] = {0};
+            memcpy(one, s + i, n);
+            json_t *t = json_string(one);
+            ok = t != NULL;
+            json_decref(t);
+        }
+        if (!ok) {
+            out[i++] = '?';
+            continue;
+        }
+        memcpy(out + i, s + i, n);
+        i += n;
+    }
+    out[len] = '\0';
+    return out;
+}
+
+/* A string; with lossy, text that is not UTF-8 has its stray bytes as '?'. */
+static json_t *string_value(const char *s, int lossy)
+{
+    json_t *v = json_string(s);
+    if (v || !lossy)
+        return v;
+    char *fixed = utf8_fixed(s);
+    v = fixed ? json_string(fixed) : NULL;
+    free(fixed);
+    return v;
+}
+
+static json_t *scalar(const Tessera__JobDesc *d, const ProtobufCFieldDescriptor *f, int lossy)
 {
     const void *p = FIELD_PTR(d, f->offset);
     switch (f->type) {
-    case PROTOBUF_C_TYPE_STRING: return json_string(*(char *const *)p);
+    case PROTOBUF_C_TYPE_STRING: return string_value(*(char *const *)p, lossy);
     case PROTOBUF_C_TYPE_BOOL: return json_boolean(*(const protobuf_c_boolean *)p);
     case PROTOBUF_C_TYPE_INT32: return json_integer(*(const int32_t *)p);
     case PROTOBUF_C_TYPE_UINT32: return json_integer(*(const uint32_t *)p);
@@ -35,13 +80,13 @@ static json_t *scalar(const Tessera__JobDesc *d, const ProtobufCFieldDescriptor 
     }
 }
 
-static json_t *strings(const Tessera__JobDesc *d, const ProtobufCFieldDescriptor *f)
+static json_t *strings(const Tessera__JobDesc *d, const ProtobufCFieldDescriptor *f, int lossy)
 {
     size_t n = *(const size_t *)FIELD_PTR(d, f->quantifier_offset);
     char *const *v = *(char *const *const *)FIELD_PTR(d, f->offset);
     json_t *a = json_array();
     for (size_t i = 0; a && i < n; i++) {
-        if (json_array_append_new(a, json_string(v[i])) != 0) {
+        if (json_array_append_new(a, string_value(v[i], lossy)) != 0) {
             json_decref(a);
             return NULL;
         }
@@ -49,11 +94,11 @@ static json_t *strings(const Tessera__JobDesc *d, const ProtobufCFieldDescriptor
     return a;
 }
 
-static char *dump(const Tessera__JobDesc *d, json_t *o);
+static char *dump(const Tessera__JobDesc *d, json_t *o, int lossy);
 
 char *jobjson_dump(const Tessera__JobDesc *d)
 {
-    return dump(d, json_object());
+    return dump(d, json_object(), 0);
 }
 
 char *jobjson_dump_job(const Tessera__JobDesc *d, uint32_t job_id, uint32_t het_job_id,
@@ -67,11 +112,11 @@ char *jobjson_dump_job(const Tessera__JobDesc *d, uint32_t job_id, uint32_t het_
         json_decref(o);
         o = NULL;
     }
-    return dump(d, o);
+    return dump(d, o, 1);
 }
 
 /* d's fields into o (stolen), as text. */
-static char *dump(const Tessera__JobDesc *d, json_t *o)
+static char *dump(const Tessera__JobDesc *d, json_t *o, int lossy)
 {
     const ProtobufCMessageDescriptor *md = &tessera__job_desc__descriptor;
     int failed = !o;
@@ -79,7 +124,8 @@ static char *dump(const Tessera__JobDesc *d, json_t *o)
         const ProtobufCFieldDescriptor *f = &md->fields[i];
         if (!present(d, f))
             continue;
-        json_t *v = f->label == PROTOBUF_C_LABEL_REPEATED ? strings(d, f) : scalar(d, f);
+        json_t *v = f->label == PROTOBUF_C_LABEL_REPEATED ? strings(d, f, lossy)
+                                                          : scalar(d, f, lossy);
         if (!v || json_object_set_new(o, f->name, v) != 0)
             failed = 1;
     }

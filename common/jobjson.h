@@ -10,10 +10,13 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* The object for d, as text ending in a newline (malloc'd; NULL when out of memory). */
+/* The object for d, as text ending in a newline (malloc'd; NULL when out of memory or
+ * when a string is not UTF-8: JSON cannot carry it, and a filter could not give it back
+ * unchanged). */
 char *jobjson_dump(const Tessera__JobDesc *d);
 /* The same with the component's "job_id" (and, for a het job component, "het_job_id" and
- * "het_job_offset") first: what activation filters get. */
+ * "het_job_offset") first: what activation filters get (read only: bytes that are not
+ * UTF-8 are shown as '?'). */
 char *jobjson_dump_job(const Tessera__JobDesc *d, uint32_t job_id, uint32_t het_job_id,
                        uint32_t het_job_offset);
 

@@ -203,6 +203,10 @@ void ctld_destroy(struct ctld *c)
         return;
     /* Stop taking requests, then make everything queued durable before leaving. */
     rpc_server_destroy(c->server);
+    /* filters first: none reports any more, so what waited for them can go */
+    filter_run_shutdown(c);
+    filter_submit_shutdown(c);
+    filter_activate_shutdown(c);
     job_alloc_fini(c);
     sched_fini(c);
     node_table_free(&c->nodes); /* closes the lines to node daemons */
@@ -216,10 +220,7 @@ void ctld_destroy(struct ctld *c)
     step_cred_fini(c);
     if (c->server && c->conf->ctld_pid_file)
         unlink(c->conf->ctld_pid_file);
-    /* after the last loop turn: nothing calls back into what these free */
-    filter_submit_shutdown(c);
-    filter_activate_shutdown(c);
-    filter_run_shutdown(c);
+    filter_run_free_all(c); /* after the last loop turn: nothing calls back into them */
     loop_destroy(c->loop);
     conf_free(c->conf);
     free(c->conf_path);

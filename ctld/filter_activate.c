@@ -56,6 +56,9 @@ struct activation {
     time_t retry_at;        /* the filters may be asked again from then */
     int asked;              /* a cycle was triggered for the retry */
     int running;            /* chains or undos in flight */
+    int undoing_all;        /* every chain passed but the unit did not start: undo all */
+    int then_drop;          /* ... and then forget it (else: ask again at once) */
+    int stale;              /* a reconfigure came while its filters ran */
     struct select_alloc *allocs;     /* the candidate resources, per component */
     struct select_node_alloc *slots;
     struct act_chain *chains;
@@ -150,16 +153,49 @@ static int64_t hold_until(struct job *lead)
 static int start_unit(struct activation *a, struct job *lead)
 {
     struct ctld *c = a->c;
+    if (!sched_unit_fits(c, lead, a->allocs))
+        return TS_EBUSY;
     for (size_t i = 0; i < job_ncomponents(lead); i++) {
         Tessera__JobRecord *r = job_component(lead, i)->rec;
-        r->desc->has_hold_until = 0;
+        r->desc->has_hold_until = 0; /* saved with the start */
         r->desc->hold_until = 0;
         r->expected_start = 0;
     }
-    if (!sched_unit_fits(c, lead, a->allocs))
-        return TS_EBUSY;
     log_info("job %u: activation filters passed; starting it", a->job_id);
     return job_start_unit(c, lead, a->allocs);
+}
+
+static void step(struct activation *a);
+
+/* The filters passed but the unit will not start after all: every chain is undone (they
+ * may have taken something), then the unit is forgotten (drop) or asked again at once. */
+static void undo_everything(struct activation *a, int drop_after)
+{
+    a->undoing_all = 1;
+    a->then_drop = drop_after;
+    for (size_t i = 0; i < a->ncomp; i++)
+        a->chains[i].undo_left = SIZE_MAX;
+    step(a);
+}
+
+static void ask_again_now(struct activation *a)
+{
+    free(a->allocs);
+    free(a->slots);
+    a->allocs = NULL;
+    a->slots = NULL;
+    a->standing = SCHED_ACT_NONE;
+    a->retry_at = time(NULL);
+    a->asked = 0;
+    a->stale = 0;
+    sched_trigger(a->c, SCHED_TRIGGER_NEW);
+}
+
+/* Whether the unit may still start as it was when its filters were asked. */
+static int still_startable(struct activation *a, struct job *lead, time_t now)
+{
+    return lead && lead->leader == lead && !a->stale && job_ncomponents(lead) == a->ncomp &&
+           job_unit_eligible(a->c, lead, now);
 }
 
 /* Every chain and undo is over: act on the verdict. */
@@ -168,6 +204,15 @@ static void conclude(struct activation *a)
     struct ctld *c = a->c;
     time_t now = time(NULL);
     struct job *lead = job_find(&c->jobs, a->job_id);
+    if (a->undoing_all) {
+        free_chains(a);
+        a->undoing_all = 0;
+        if (a->then_drop || !lead || lead->rec->state != TESSERA__JOB_STATE__JOB_PENDING)
+            drop(a);
+        else
+            ask_again_now(a);
+        return;
+    }
     int worst = 0, all_passed = 1;
     for (size_t i = 0; i < a->ncomp; i++) {
         int v = a->chains[i].verdict; /* -1: cut short by another chain's stop */
@@ -175,23 +220,25 @@ static void conclude(struct activation *a)
         if (v > 0 && (!worst || strength(v) > strength(worst)))
             worst = v;
     }
-    free_chains(a);
-    if (!lead || lead->leader != lead || lead->rec->state != TESSERA__JOB_STATE__JOB_PENDING) {
-        drop(a); /* cancelled or changed meanwhile */
-        return;
-    }
+    int pending = lead && lead->leader == lead &&
+                  lead->rec->state == TESSERA__JOB_STATE__JOB_PENDING;
     if (all_passed) {
-        int err = start_unit(a, lead);
-        if (err == TS_OK) {
+        if (still_startable(a, lead, now) && start_unit(a, lead) == TS_OK) {
             drop(a);
             return;
         }
-        /* the resources went meanwhile: ask again at the next chance */
-        log_info("job %u: activation filters passed but its resources are gone", a->job_id);
-        a->standing = SCHED_ACT_NONE;
-        a->retry_at = now;
-        a->asked = 0;
-        sched_trigger(c, SCHED_TRIGGER_NEW);
+        log_info("job %u: activation filters passed, but it cannot start now (%s)", a->job_id,
+                 !pending ? "no longer pending" : "changed, or its resources went");
+        undo_everything(a, !pending);
+        return;
+    }
+    free_chains(a);
+    if (!pending) {
+        drop(a); /* cancelled meanwhile (its chains are undone already) */
+        return;
+    }
+    if (a->stale) {
+        ask_again_now(a); /* the nodes changed under it: its placement means nothing now */
         return;
     }
     a->asked = 0;
@@ -226,8 +273,6 @@ static void conclude(struct activation *a)
 
 /* ------------------------------------------------------------------------------------ */
 /* the chains */
-
-static void step(struct activation *a);
 
 static void undo_done(struct ctld *c, void *arg, const struct filter_result *r)
 {
@@ -292,7 +337,7 @@ static int any_stopped(const struct activation *a)
  * chain; then the end. */
 static void step(struct activation *a)
 {
-    if (!any_stopped(a)) {
+    if (!any_stopped(a) && !a->undoing_all) {
         for (size_t i = 0; i < a->ncomp; i++) {
             struct act_chain *ch = &a->chains[i];
             if (ch->running || ch->verdict >= 0)
@@ -303,7 +348,7 @@ static void step(struct activation *a)
                 ch->verdict = 2; /* could not run: as a missing filter */
         }
     }
-    int stopped = any_stopped(a);
+    int stopped = any_stopped(a) || a->undoing_all;
     for (size_t i = 0; stopped && i < a->ncomp; i++) {
         struct act_chain *ch = &a->chains[i];
         if (ch->running)
@@ -382,6 +427,8 @@ void filter_activate_start(struct ctld *c, struct job *lead, const struct select
     struct activation *a = find(c, lead->rec->job_id);
     if (a && a->running)
         return; /* its filters are being asked already */
+    if (a && a->standing != SCHED_ACT_NONE && time(NULL) < a->retry_at)
+        return; /* a verdict came after the cycle's snapshot: it stands until its time */
     if (!a) {
         if (!(a = calloc(1, sizeof(*a)))) {
             log_error("job %u: out of memory for its activation filters", lead->rec->job_id);
@@ -453,11 +500,24 @@ void filter_activate_housekeeping(struct ctld *c, time_t now)
     }
 }
 
+void filter_activate_hold_changed(struct ctld *c, struct job *lead)
+{
+    struct activation *a = find(c, lead->rec->job_id);
+    if (!a || a->running || a->standing != SCHED_ACT_HOLD)
+        return;
+    time_t now = time(NULL);
+    int64_t until = hold_until(lead);
+    a->retry_at = until > now ? (time_t)until : now;
+    a->asked = 0;
+}
+
 void filter_activate_reconfigured(struct ctld *c)
 {
     for (struct activation *a = c->activations; a; a = a->next) {
-        if (a->running)
+        if (a->running) {
+            a->stale = 1; /* its placement used the old nodes: not started on it */
             continue;
+        }
         free(a->allocs);
         free(a->slots);
         a->allocs = NULL;

@@ -33,6 +33,9 @@ void filter_activate_unit(struct ctld *c, struct job *lead, time_t now, struct s
  * units that are gone or no longer pending. */
 void filter_activate_housekeeping(struct ctld *c, time_t now);
 
+/* scontrol update HoldUntil= on the unit: a standing hold now lasts until then. */
+void filter_activate_hold_changed(struct ctld *c, struct job *lead);
+
 /* Reconfigure: node indexes may change, so kept placements are dropped (the units are
  * asked again). */
 void filter_activate_reconfigured(struct ctld *c);

@@ -26,6 +26,7 @@
 
 #define OUTPUT_MAX 4096
 #define MAX_ARGS 8
+#define MAX_RUNNING 64 /* filters running at once; more wait their turn */
 
 struct stream {
     int fd;
@@ -36,12 +37,15 @@ struct stream {
 
 struct filter_run {
     struct ctld *c;
-    struct filter_run *next;
+    struct filter_run *next;   /* c->filters, oldest first */
     char *path, *what;
+    char *args[MAX_ARGS + 1];
     pid_t pid;
     struct stream out, err;
     struct loop_timer *timer;
-    int timed_out, not_found;
+    int queued;                /* waiting for a free place (MAX_RUNNING run at once) */
+    int timed_out, not_found, no_start;
+    int dead;                  /* shutting down: killed, reaped, never reported */
     filter_done_fn done;
     void *arg;
 };
@@ -76,6 +80,8 @@ static void free_run(struct filter_run *r)
     close_stream(r->c, &r->out);
     close_stream(r->c, &r->err);
     loop_timer_cancel(r->c->loop, r->timer);
+    for (size_t i = 0; r->args[i]; i++)
+        free(r->args[i]);
     free(r->path);
     free(r->what);
     free(r);
@@ -126,19 +132,30 @@ static void log_stream(const struct filter_run *r, const char *name, struct stre
                  name, OUTPUT_MAX);
 }
 
+static void pump(struct ctld *c);
+
 static void finish(struct filter_run *r, struct filter_result *res)
 {
+    struct ctld *c = r->c;
+    if (r->dead) { /* shutting down: nobody waits for it */
+        unlink_run(r);
+        free_run(r);
+        return;
+    }
     drain(r->c, &r->out);
     drain(r->c, &r->err);
     size_t first = strcspn(r->err.buf, "\n");
     r->err.buf[r->err.len] = '\0';
     snprintf(res->first_err, sizeof(res->first_err), "%.*s",
              (int)(first < r->err.len ? first : r->err.len), r->err.buf);
+    if (r->no_start)
+        snprintf(res->first_err, sizeof(res->first_err), "it could not be started");
     log_stream(r, "stdout", &r->out);
     log_stream(r, "stderr", &r->err);
     unlink_run(r);
     r->done(r->c, r->arg, res);
     free_run(r);
+    pump(c);
 }
 
 static void on_exit_status(struct loop *loop, pid_t pid, int status, const struct rusage *usage,
@@ -183,8 +200,11 @@ static void on_not_found(struct loop *loop, struct loop_timer *t, void *arg)
     (void)t;
     struct filter_run *r = arg;
     r->timer = NULL;
-    log_warn("filter %s (%s): not found or not executable", r->path, r->what);
-    struct filter_result res = {.end = FILTER_NOT_FOUND};
+    struct filter_result res = {.end = r->no_start ? FILTER_SIGNALED : FILTER_NOT_FOUND};
+    if (!r->dead && r->no_start)
+        log_error("filter %s (%s): cannot be started", r->path, r->what);
+    else if (!r->dead)
+        log_warn("filter %s (%s): not found or not executable", r->path, r->what);
     finish(r, &res);
 }
 
@@ -203,13 +223,13 @@ static void filter_path_env(char *buf, size_t len)
     }
 }
 
-static int spawn(struct filter_run *r, const char *const args[], int out_w, int err_w)
+static int spawn(struct filter_run *r, int out_w, int err_w)
 {
     char *argv[MAX_ARGS + 2];
     size_t n = 0;
     argv[n++] = r->path;
-    for (size_t i = 0; args[i] && n < MAX_ARGS + 1; i++)
-        argv[n++] = (char *)args[i];
+    for (size_t i = 0; r->args[i]; i++)
+        argv[n++] = r->args[i];
     argv[n] = NULL;
     char conf_env[1100], path_env[2200];
     snprintf(conf_env, sizeof(conf_env), "TESSERA_CONF=%s", r->c->conf_path);
@@ -237,6 +257,82 @@ static int spawn(struct filter_run *r, const char *const args[], int out_w, int 
     return rc;
 }
 
+/* Our read end of a pipe: non-blocking for the loop; the child's end stays blocking, so a
+ * filter that writes much is slowed down, not failed. */
+static int open_pipe(int fds[2])
+{
+    if (pipe2(fds, O_CLOEXEC) != 0)
+        return -1;
+    int fl = fcntl(fds[0], F_GETFL);
+    return fl < 0 ? -1 : fcntl(fds[0], F_SETFL, fl | O_NONBLOCK);
+}
+
+/* Start r now. A filter that cannot be found or started answers through a 0 ms timer. */
+static void launch(struct filter_run *r)
+{
+    struct ctld *c = r->c;
+    r->queued = 0;
+    int out[2] = {-1, -1}, err[2] = {-1, -1};
+    if (access(r->path, X_OK) != 0) {
+        r->not_found = 1;
+    } else if (open_pipe(out) || open_pipe(err)) {
+        r->no_start = 1;
+    } else {
+        int e = spawn(r, out[1], err[1]);
+        if (e == ENOENT || e == EACCES || e == ENOEXEC || e == ENOTDIR)
+            r->not_found = 1;
+        else if (e)
+            r->no_start = 1;
+    }
+    for (int i = 0; i < 2; i++) { /* the child has its ends; ours are the read ends */
+        if (i == 1 || r->not_found || r->no_start) {
+            if (out[i] >= 0)
+                close(out[i]);
+            if (err[i] >= 0)
+                close(err[i]);
+        }
+    }
+    if (!r->not_found && !r->no_start) {
+        r->out.fd = out[0];
+        r->err.fd = err[0];
+        /* the child watch last: once it stands, only the exit frees r */
+        if (loop_fd_add(c->loop, r->out.fd, LOOP_READ, on_output, r) ||
+            loop_fd_add(c->loop, r->err.fd, LOOP_READ, on_output, r) ||
+            !(r->timer = loop_timer_add(c->loop, (uint64_t)c->conf->filter_timeout * 1000, 0,
+                                        on_timeout, r)) ||
+            loop_child_watch(c->loop, r->pid, on_exit_status, r)) {
+            kill(-r->pid, SIGKILL); /* reaped as an orphan */
+            close_stream(c, &r->out);
+            close_stream(c, &r->err);
+            loop_timer_cancel(c->loop, r->timer);
+            r->timer = NULL;
+            r->no_start = 1;
+        }
+    }
+    if ((r->not_found || r->no_start) && !(r->timer = loop_timer_add(c->loop, 0, 0, on_not_found, r)))
+        log_error("filter %s (%s): out of memory; its answer is lost", r->path, r->what);
+}
+
+static size_t running(const struct ctld *c)
+{
+    size_t n = 0;
+    for (const struct filter_run *r = c->filters; r; r = r->next)
+        n += !r->queued && !r->dead;
+    return n;
+}
+
+/* Start waiting filters, oldest first, while there is room. */
+static void pump(struct ctld *c)
+{
+    size_t n = running(c);
+    for (struct filter_run *r = c->filters; r && n < MAX_RUNNING; r = r->next) {
+        if (r->queued) {
+            launch(r);
+            n++;
+        }
+    }
+}
+
 int filter_run_start(struct ctld *c, const char *path, const char *const args[],
                      const char *what, filter_done_fn done, void *arg)
 {
@@ -247,58 +343,49 @@ int filter_run_start(struct ctld *c, const char *path, const char *const args[],
     r->out.fd = r->err.fd = -1;
     r->done = done;
     r->arg = arg;
-    if (!(r->path = strdup(path)) || !(r->what = strdup(what))) {
+    r->queued = 1;
+    int err = !(r->path = strdup(path)) || !(r->what = strdup(what)) ? TS_ENOMEM : TS_OK;
+    for (size_t i = 0; !err && args[i]; i++) {
+        if (i == MAX_ARGS)
+            err = TS_EINVAL;
+        else if (!(r->args[i] = strdup(args[i])))
+            err = TS_ENOMEM;
+    }
+    if (err) {
         free_run(r);
-        return TS_ENOMEM;
+        return err;
     }
-    int out[2] = {-1, -1}, err[2] = {-1, -1}, rc = TS_OK;
-    if (access(path, X_OK) != 0) {
-        r->not_found = 1;
-    } else if (pipe2(out, O_CLOEXEC | O_NONBLOCK) || pipe2(err, O_CLOEXEC | O_NONBLOCK)) {
-        rc = TS_ESYS;
-    } else {
-        int e = spawn(r, args, out[1], err[1]);
-        if (e == ENOENT || e == EACCES || e == ENOEXEC || e == ENOTDIR)
-            r->not_found = 1;
-        else if (e)
-            rc = TS_ESYS;
-    }
-    for (int i = 0; i < 2; i++) { /* the child has its ends; ours are the read ends */
-        if (i == 1 || rc || r->not_found) {
-            if (out[i] >= 0)
-                close(out[i]);
-            if (err[i] >= 0)
-                close(err[i]);
-        }
-    }
-    if (!rc && !r->not_found) {
-        r->out.fd = out[0];
-        r->err.fd = err[0];
-        if (loop_child_watch(c->loop, r->pid, on_exit_status, r) ||
-            loop_fd_add(c->loop, r->out.fd, LOOP_READ, on_output, r) ||
-            loop_fd_add(c->loop, r->err.fd, LOOP_READ, on_output, r) ||
-            !(r->timer = loop_timer_add(c->loop, (uint64_t)c->conf->filter_timeout * 1000, 0,
-                                        on_timeout, r)))
-            log_error("filter %s (%s): cannot watch it; it runs unwatched", path, what);
-    } else if (!rc && !(r->timer = loop_timer_add(c->loop, 0, 0, on_not_found, r))) {
-        rc = TS_ENOMEM;
-    }
-    if (rc) {
-        free_run(r);
-        return rc;
-    }
-    r->next = c->filters;
-    c->filters = r;
+    struct filter_run **tail = &c->filters;
+    while (*tail)
+        tail = &(*tail)->next;
+    *tail = r;
+    pump(c);
     return TS_OK;
 }
 
 void filter_run_shutdown(struct ctld *c)
 {
+    struct filter_run **p = &c->filters;
+    while (*p) {
+        struct filter_run *r = *p;
+        if (r->queued) { /* never started: nothing refers to it */
+            *p = r->next;
+            free_run(r);
+            continue;
+        }
+        /* a started one stays until the loop reaps it (its watchers point at it) */
+        if (r->pid > 0 && !r->dead)
+            kill(-r->pid, SIGKILL);
+        r->dead = 1;
+        p = &r->next;
+    }
+}
+
+void filter_run_free_all(struct ctld *c)
+{
     while (c->filters) {
         struct filter_run *r = c->filters;
         c->filters = r->next;
-        if (r->pid > 0)
-            kill(-r->pid, SIGKILL);
         free_run(r);
     }
 }

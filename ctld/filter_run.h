@@ -1,7 +1,8 @@
 /* Running one filter (docs/filters.md): an administrator's executable as a child process
  * of the controller, never waited for on the loop. Its first argument is the job's JSON
  * file; its output goes to the controller's log (truncated); after FilterTimeout seconds
- * its process group is killed. Any number run at once. */
+ * its process group is killed. At most 64 run at once; more wait their turn (in order),
+ * their FilterTimeout counting from their start. */
 #ifndef TESSERA_CTLD_FILTER_RUN_H
 #define TESSERA_CTLD_FILTER_RUN_H
 
@@ -35,7 +36,10 @@ int filter_run_start(struct ctld *c, const char *path, const char *const args[],
 /* The base name of a filter's path, for messages. */
 const char *filter_name(const char *path);
 
-/* Kill every running filter and forget them (done is not called): at shutdown. */
+/* Shutdown: kill every running filter; none is reported any more (done is not called),
+ * so what their callers kept may be freed. The killed ones are reaped by the loop's last
+ * turns; filter_run_free_all() frees what is left, just before the loop goes. */
 void filter_run_shutdown(struct ctld *c);
+void filter_run_free_all(struct ctld *c);
 
 #endif

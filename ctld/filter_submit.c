@@ -12,6 +12,7 @@
 
 #include "ctld/ctld.h"
 #include "ctld/filter_run.h"
+#include "ctld/job.h"
 #include "ctld/rpc.h"
 
 #include "common/conf.h"
@@ -85,7 +86,7 @@ static int write_json(const char *path, const Tessera__JobDesc *d)
 {
     char *text = jobjson_dump(d);
     if (!text)
-        return TS_ENOMEM;
+        return TS_EINVAL; /* not UTF-8 (or out of memory) */
     int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0600);
     size_t len = strlen(text);
     int ok = fd >= 0 && write(fd, text, len) == (ssize_t)len;
@@ -95,11 +96,23 @@ static int write_json(const char *path, const Tessera__JobDesc *d)
     return ok ? TS_OK : TS_ESYS;
 }
 
+/* The file a filter rewrote: a regular file (never a FIFO or a device that could stall
+ * the loop), not followed through a link. */
 static char *read_text(const char *path)
 {
-    FILE *f = fopen(path, "re");
-    if (!f)
+    int fd = open(path, O_RDONLY | O_NONBLOCK | O_NOFOLLOW | O_CLOEXEC);
+    struct stat st;
+    if (fd < 0)
         return NULL;
+    if (fstat(fd, &st) != 0 || !S_ISREG(st.st_mode)) {
+        close(fd);
+        return NULL;
+    }
+    FILE *f = fdopen(fd, "r");
+    if (!f) {
+        close(fd);
+        return NULL;
+    }
     size_t cap = 4096, len = 0;
     char *buf = malloc(cap);
     while (buf) {
@@ -222,6 +235,18 @@ static void settle(struct filter_submission *fs)
     for (size_t i = 0; i < fs->n; i++)
         if (fs->chains[i].passed < fs->chains[i].n)
             return; /* cannot happen: a chain stops running only when done or failed */
+    /* the job as the filters left it must be one the submitter may submit: if not, it is
+     * refused like a failure in the chain (with the undos) */
+    struct job_sizing sizing;
+    int admin = job_is_admin(fs->c, fs->uid);
+    for (size_t i = 0; i < fs->n; i++) {
+        int err = job_check_component(fs->c, fs->sub->components[i], i, admin, &sizing);
+        if (err) {
+            fail(fs, err, "%s", ts_strerror(err));
+            settle(fs);
+            return;
+        }
+    }
     conclude(fs);
 }
 
@@ -343,8 +368,9 @@ static long prepare(struct filter_submission *fs)
         if (!d->submit_host || !*d->submit_host)
             pbutil_set_string(&d->submit_host, fs->host);
         snprintf(ch->json, sizeof(ch->json), "%s/submit-%lu-%zu.json", dir, seq, i);
-        if (write_json(ch->json, d))
-            return -1;
+        int err = write_json(ch->json, d);
+        if (err)
+            return err == TS_EINVAL ? -2 : -1;
     }
     return total;
 }
@@ -375,6 +401,12 @@ int filter_submit_start(struct ctld *c, struct rpc_request *req,
     fs->sub = (Tessera__SubmitRequest *)pbutil_copy(&sub->base);
     fs->chains = calloc(fs->n ? fs->n : 1, sizeof(*fs->chains));
     long total = fs->sub && fs->chains ? prepare(fs) : -1;
+    if (total == -2) {
+        fs_free(fs);
+        rpc_respond_error(req, TS_ESUBMIT_FILTER_INVALID,
+                          "submission filters need the job as UTF-8 text");
+        return 1;
+    }
     if (total <= 0) {
         fs_free(fs);
         if (total == 0)

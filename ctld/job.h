@@ -155,6 +155,8 @@ struct select_alloc;
 uint32_t job_unit_priority(const struct job *leader);
 /* Pending, and waiting for nothing but the scheduler (reasons refreshed here). */
 int job_unit_eligible(struct ctld *c, struct job *leader, time_t now);
+/* More components than this is a mistake, not a job. */
+#define JOB_MAX_COMPONENTS 128
 /* Start every component on its placement (allocs[i] for component i); the batch script
  * is launched once the start is durable. */
 int job_start_unit(struct ctld *c, struct job *leader, struct select_alloc *allocs);

@@ -19,7 +19,6 @@
 #include <stdlib.h>
 #include <string.h>
 
-#define MAX_COMPONENTS 128 /* more components than this is a mistake, not a job */
 
 /* The nodes of the partition a component may use: not excluded, features matched, and
  * within -w when given. */
@@ -321,8 +320,8 @@ int job_submit(struct ctld *c, const Tessera__SubmitRequest *req, uid_t uid, gid
 {
     size_t n = req->n_components;
     errbuf[0] = '\0';
-    if (n == 0 || n > MAX_COMPONENTS) {
-        snprintf(errbuf, errlen, "a job has 1 to %d components", MAX_COMPONENTS);
+    if (n == 0 || n > JOB_MAX_COMPONENTS) {
+        snprintf(errbuf, errlen, "a job has 1 to %d components", JOB_MAX_COMPONENTS);
         return TS_EINVAL;
     }
     struct job_sizing *sizes = calloc(n, sizeof(*sizes));

@@ -4,6 +4,7 @@
  * component's description, the copy is checked as a new submission would be, and only if
  * every component passes are the copies put in place (SPEC 1.3). */
 #include "ctld/ctld.h"
+#include "ctld/filter_activate.h"
 #include "ctld/job.h"
 #include "ctld/sched.h"
 
@@ -156,6 +157,9 @@ int job_update(struct ctld *c, const char *text, const Tessera__JobDesc *changes
     }
     if (!err) {
         log_verbose("job %s updated by uid %u", text, (unsigned)uid);
+        if (changes->has_hold_until) /* a standing hold lasts until the new time */
+            for (int i = 0; i < n; i++)
+                filter_activate_hold_changed(c, targets[i]->leader);
         sched_trigger(c, SCHED_TRIGGER_NEW);
     }
     return err;

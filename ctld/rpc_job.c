@@ -101,7 +101,8 @@ void ctld_handle_submit(struct rpc_request *req, const Tessera__Request *msg, vo
     char host[64];
     peer_host(req, host, sizeof(host));
     /* submission filters first, when any apply: they answer later (ctld/filter_submit.c) */
-    if (!msg->submit->test_only &&
+    size_t n = msg->submit->n_components;
+    if (!msg->submit->test_only && n > 0 && n <= JOB_MAX_COMPONENTS &&
         filter_submit_start(c, req, msg->submit, rpc_request_uid(req), rpc_request_gid(req),
                             host))
         return;

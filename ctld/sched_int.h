@@ -40,6 +40,10 @@ struct cycle {
     size_t nparts;
     char **constraints;
     struct select_node_alloc **slots;
+    /* copies of the resources kept for units under a standing "reserve" verdict: the
+     * cycle may yield, and the verdict change, before the plugin reads them */
+    void **kept_copies;
+    size_t nkept;
     /* the running components */
     struct sched_hold *holds;
     struct select_node_alloc *held;   /* every hold's nodes, back to back */

@@ -40,6 +40,9 @@ void sched_cycle_free(struct cycle *cy)
     free(cy->allocs);
     free(cy->holds);
     free(cy->held);
+    for (size_t i = 0; i < cy->nkept; i++)
+        free(cy->kept_copies[i]);
+    free(cy->kept_copies);
     memset(cy, 0, sizeof(*cy));
 }
 
@@ -316,6 +319,35 @@ static void view_init(struct ctld *c, struct cycle *cy)
 }
 
 /* Unit u starts at component k. */
+/* A copy of u's kept resources in the cycle's own memory (one block: the per-component
+ * placements, then their nodes). */
+static int own_kept(struct cycle *cy, struct sched_unit *u)
+{
+    size_t nodes = 0;
+    for (size_t i = 0; i < u->ncomponents; i++)
+        nodes += u->kept[i].nnodes;
+    struct select_alloc *copy =
+        malloc(u->ncomponents * sizeof(*copy) + (nodes + 1) * sizeof(struct select_node_alloc));
+    void **grown = realloc(cy->kept_copies, (cy->nkept + 1) * sizeof(*grown));
+    if (grown)
+        cy->kept_copies = grown;
+    if (!copy || !grown) {
+        free(copy);
+        return TS_ENOMEM;
+    }
+    cy->kept_copies[cy->nkept++] = copy;
+    struct select_node_alloc *slot = (struct select_node_alloc *)(copy + u->ncomponents);
+    for (size_t i = 0; i < u->ncomponents; i++) {
+        copy[i].nodes = slot;
+        copy[i].nnodes = u->kept[i].nnodes;
+        if (copy[i].nnodes)
+            memcpy(slot, u->kept[i].nodes, copy[i].nnodes * sizeof(*slot));
+        slot += copy[i].nnodes;
+    }
+    u->kept = copy;
+    return TS_OK;
+}
+
 static void unit_init(struct cycle *cy, size_t u, uint32_t id, uint32_t prio, size_t ncomp,
                       size_t k)
 {
@@ -337,6 +369,8 @@ int sched_cycle_build(struct ctld *c, struct cycle *cy, enum sched_kind kind, ti
         size_t ncomp = job_ncomponents(lead);
         unit_init(cy, u, lead->rec->job_id, job_unit_priority(lead), ncomp, k);
         filter_activate_unit(c, lead, now, &cy->units[u]); /* a standing filter verdict */
+        if (cy->units[u].kept)
+            err = own_kept(cy, &cy->units[u]);
         for (size_t i = 0; !err && i < ncomp; i++, k++) {
             const Tessera__JobRecord *r = job_component(lead, i)->rec;
             err = fill_request(c, cy, k, r, conf_find_partition(c->conf, r->desc->partition));

@@ -41,9 +41,10 @@ static void write_filter(const char *name, const char *tag)
              "echo \"%s $job $*\" >> %s\n"
              "[ \"$1\" = --undo ] && exit 0\n"
              "[ -f %s/sleep-$job ] && sleep 30\n"
+             "[ -f %s/pause-$job ] && sleep 1\n"
              "[ -f %s/%s-verdict-$job ] && exit $(cat %s/%s-verdict-$job)\n"
              "exit 0\n",
-             tag, flog, fdir, fdir, tag, fdir, tag);
+             tag, flog, fdir, fdir, fdir, tag, fdir, tag);
     assert_int_equal(harness_write_file(path, text, 0755), 0);
 }
 
@@ -303,6 +304,48 @@ static void test_licenses(void **state)
     wait_squeue(c, "%T", "FAILED\n", 20);
 }
 
+/* Passed, but held while its filters ran: it does not start, and they are undone. */
+static void test_changed_meanwhile(void **state)
+{
+    (void)state;
+    char path[500];
+    snprintf(path, sizeof(path), "%s/pause-heldlate", fdir);
+    harness_write_file(path, "", 0644);
+    unsigned a = SUBMIT("-J", "heldlate", "--wrap=true");
+    usleep(400000); /* its filter is running (it pauses a second) */
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", a);
+    struct result r = RUN("scontrol", "hold", sid);
+    expect_ok(&r);
+    result_free(&r);
+    sleep(2);
+    wait_squeue(a, "%T %r", "PENDING JobHeldAdmin\n", 5); /* root held it */
+    char *t = log_text();
+    assert_non_null(strstr(t, "act heldlate --undo\n"));
+    free(t);
+    unlink(path);
+    cancel(a);
+}
+
+/* HoldUntil changed after a hold verdict: the job is asked again at the new time. */
+static void test_hold_until_moved(void **state)
+{
+    (void)state;
+    verdict("act", "moved", 3);
+    unsigned a = SUBMIT("-J", "moved", "--wrap=true");
+    wait_squeue(a, "%r", "ActivationHold\n", 20); /* for DefaultHoldDuration: 60 s */
+    verdict("act", "moved", 0);
+    char jobid[32], until[64];
+    snprintf(jobid, sizeof(jobid), "jobid=%u", a);
+    time_t when = time(NULL) + 2;
+    struct tm tm;
+    strftime(until, sizeof(until), "holduntil=%Y-%m-%dT%H:%M:%S", localtime_r(&when, &tm));
+    struct result r = RUN("scontrol", "update", jobid, until);
+    expect_ok(&r);
+    result_free(&r);
+    wait_squeue(a, "%T", "COMPLETED\n", 15);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -310,6 +353,8 @@ int main(void)
         cmocka_unit_test(test_block),          cmocka_unit_test(test_reserve),
         cmocka_unit_test(test_hold_until),     cmocka_unit_test(test_timeout_and_missing),
         cmocka_unit_test(test_chain_undo),     cmocka_unit_test(test_het_job),
+        cmocka_unit_test(test_changed_meanwhile),
+        cmocka_unit_test(test_hold_until_moved),
         cmocka_unit_test(test_licenses),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

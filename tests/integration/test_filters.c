@@ -251,6 +251,21 @@ static void test_invalid_rewrites(void **state)
             "--wrap=true");
 }
 
+/* A rewrite is checked like a submission: a job the submitter could not submit is
+ * refused, and what passed is undone. */
+static void test_rewrite_checked(void **state)
+{
+    (void)state;
+    filter("elsewhere", "[ \"$2\" = --undo ] && exit 0\n"
+                        "sed -i 's/^{$/{\\n  \"partition\": \"nowhere\",/' \"$1\"\nexit 1");
+    char keys[2048];
+    snprintf(keys, sizeof(keys), "SubmitFilters=%s/elsewhere", fdir);
+    configure(keys, "");
+    REFUSED("sbatch: error: Batch job submission failed: Invalid partition name specified\n",
+            "--wrap=true");
+    expect_log("elsewhere \nelsewhere --undo\n");
+}
+
 /* A het job is refused as a whole; the partition's filters run before the cluster's. */
 static void test_het_job(void **state)
 {
@@ -333,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_not_found),
         cmocka_unit_test(test_invalid_rewrites),
+        cmocka_unit_test(test_rewrite_checked),
         cmocka_unit_test(test_het_job),
         cmocka_unit_test(test_submitter_gone),
         cmocka_unit_test(test_examples),

@@ -82,6 +82,24 @@ static void test_with_ids(void **state)
     free(text);
 }
 
+/* Text that is not UTF-8: refused where a filter could rewrite it, shown with '?' where
+ * it only reads it. */
+static void test_not_utf8(void **state)
+{
+    (void)state;
+    Tessera__JobDesc d = TESSERA__JOB_DESC__INIT;
+    char *env[] = {"A=caf\xe9", "B=ok"};
+    d.script = "echo \xff\xfe na\xc3\xafve\n";
+    d.environment = env;
+    d.n_environment = 2;
+    assert_null(jobjson_dump(&d));
+    char *text = jobjson_dump_job(&d, 5, 0, 0);
+    assert_non_null(text);
+    assert_non_null(strstr(text, "\"echo ?? na\u00efve\\n\""));
+    assert_non_null(strstr(text, "\"A=caf?\""));
+    free(text);
+}
+
 static void test_null_is_absent(void **state)
 {
     (void)state;
@@ -129,6 +147,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_round_trip),
         cmocka_unit_test(test_with_ids),
+        cmocka_unit_test(test_not_utf8),
         cmocka_unit_test(test_null_is_absent),
         cmocka_unit_test(test_refused),
     };
