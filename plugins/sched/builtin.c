@@ -6,6 +6,11 @@
  * jump the queue", SPEC 1.4), so a wide job is not starved by a stream of small ones. A
  * unit that touches a blocked partition waits too. A unit that could not run even on an
  * empty cluster blocks nobody.
+ *
+ * Standing activation verdicts (SPEC 3.2) are honoured as sched/backfill honours them: a
+ * blocking unit stops every unit after it (also while its filter is asked again), a
+ * reserving one keeps its resources (taken off the view) and the others go on, a held one
+ * waits holding nothing, a failed one is failed.
  */
 #include "common/errors.h"
 #include "common/sched.h"
@@ -61,15 +66,46 @@ static void destroy(void *state)
     (void)state;
 }
 
+/* A standing activation verdict decides u (1), or it is decided as usual (0). */
+static int standing(struct sched_view *view, const struct sched_unit *u,
+                    struct sched_decision *d, int *queue_blocked)
+{
+    if (u->activation == SCHED_ACT_FAIL) {
+        d->verdict = SCHED_FAIL;
+        return 1;
+    }
+    if (u->activation == SCHED_ACT_BLOCK)
+        *queue_blocked = 1; /* after this unit, whatever becomes of it */
+    if (u->retry || u->activation == SCHED_ACT_NONE)
+        return 0;
+    switch (u->activation) {
+    case SCHED_ACT_HOLD: d->verdict = SCHED_HOLD; break;
+    case SCHED_ACT_BLOCK: d->verdict = SCHED_BLOCK; break;
+    default:
+        for (size_t c = 0; u->kept && c < u->ncomponents; c++)
+            consume(view, &u->reqs[c], &u->kept[c]);
+        d->verdict = SCHED_RESERVE;
+        break;
+    }
+    return 1;
+}
+
 static enum sched_status schedule(void *state, struct sched_view *view,
                                   struct sched_decision *decisions)
 {
     (void)state;
     unsigned char *blocked = calloc(view->npartitions + 1, 1);
     struct select_node_alloc *scratch = calloc(view->nnodes + 1, sizeof(*scratch));
+    int queue_blocked = 0;
     for (size_t i = 0; i < view->nunits; i++) {
         const struct sched_unit *u = &view->units[i];
         struct sched_decision *d = &decisions[i];
+        if (queue_blocked && u->activation != SCHED_ACT_FAIL) {
+            d->verdict = SCHED_PRIORITY;
+            continue;
+        }
+        if (standing(view, u, d, &queue_blocked))
+            continue;
         if (!blocked || !scratch || touches_blocked(u, blocked)) {
             d->verdict = SCHED_PRIORITY;
             continue;

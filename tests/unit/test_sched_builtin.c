@@ -176,6 +176,46 @@ static void test_down_nodes(void **state)
     assert_int_equal(f.decisions[1].verdict, SCHED_PRIORITY);
 }
 
+/* Standing activation verdicts: fail, hold (nothing held), reserve (its kept resources
+ * taken), block (nothing after it starts, also while it is asked again). */
+static void test_activation_verdicts(void **state)
+{
+    reset_nodes();
+    struct fixture f = {0};
+    uint32_t p0[1] = {0};
+    struct select_request one = req(all_nodes, NODES, 1, 4, 0);
+    struct select_node_alloc kept_n1 = {.node = 0, .cpus = 4, .tasks = 4};
+    struct select_alloc kept = {.nodes = &kept_n1, .nnodes = 1};
+    add_unit(&f, 50, 1, &one, p0);
+    add_unit(&f, 40, 1, &one, p0);
+    add_unit(&f, 30, 1, &one, p0);
+    add_unit(&f, 20, 1, &one, p0);
+    f.units[0].activation = SCHED_ACT_FAIL;
+    f.units[1].activation = SCHED_ACT_HOLD;
+    f.units[2].activation = SCHED_ACT_RESERVE;
+    f.units[2].kept = &kept;
+    assert_int_equal(run(&f, 1), 1);
+    assert_int_equal(f.decisions[0].verdict, SCHED_FAIL);
+    assert_int_equal(f.decisions[1].verdict, SCHED_HOLD);
+    assert_int_equal(f.decisions[2].verdict, SCHED_RESERVE);
+    assert_int_equal(f.decisions[3].verdict, SCHED_START);
+    assert_int_not_equal(f.allocs[3][0].nodes[0].node, 0); /* n1 is kept */
+
+    reset_nodes();
+    struct fixture g = {0};
+    add_unit(&g, 50, 1, &one, p0);
+    add_unit(&g, 40, 1, &one, p0);
+    g.units[0].activation = SCHED_ACT_BLOCK;
+    assert_int_equal(run(&g, 1), 0);
+    assert_int_equal(g.decisions[0].verdict, SCHED_BLOCK);
+    assert_int_equal(g.decisions[1].verdict, SCHED_PRIORITY);
+    reset_nodes();
+    g.units[0].retry = 1; /* asked again: decided as usual, still blocking */
+    assert_int_equal(run(&g, 1), 1);
+    assert_int_equal(g.decisions[0].verdict, SCHED_START);
+    assert_int_equal(g.decisions[1].verdict, SCHED_PRIORITY);
+}
+
 static int group_setup(void **state)
 {
     const char *dir = getenv("TESSERA_PLUGIN_DIR");
@@ -201,6 +241,7 @@ int main(void)
         cmocka_unit_test(test_het_all_or_nothing),
         cmocka_unit_test(test_never_blocks_nobody),
         cmocka_unit_test(test_down_nodes),
+        cmocka_unit_test(test_activation_verdicts),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
