@@ -8,6 +8,7 @@
 
 #include "common/auth.h"
 #include "common/conf.h"
+#include "common/policy.h"
 #include "common/jobstate.h"
 #include "ctld/sched.h"
 #include "common/daemon.h"
@@ -48,6 +49,25 @@ static void housekeeping_tick(struct loop *loop, struct loop_timer *t, void *arg
     job_housekeeping(arg, now);
     acct_housekeeping(arg, now);
     filter_activate_housekeeping(arg, now);
+}
+
+/* The policy file the configuration names, parsed (*out NULL when it names none). */
+static int load_policy(const struct conf *conf, struct policy **out, char *errbuf,
+                       size_t errlen)
+{
+    *out = NULL;
+    if (!conf->policy_file)
+        return TS_OK;
+    struct policy *p = malloc(sizeof(*p));
+    if (!p)
+        return TS_ENOMEM;
+    int err = policy_load(conf->policy_file, p, errbuf, errlen);
+    if (err) {
+        free(p);
+        return err;
+    }
+    *out = p;
+    return TS_OK;
 }
 
 static void on_orphan(struct loop *loop, pid_t pid, int status, const struct rusage *usage,
@@ -123,7 +143,8 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
         goto error;
     if ((err = conf_load(c->conf_path, &c->conf, errbuf, errlen)))
         goto error;
-    if ((err = setup_logging(c->conf, opts, errbuf, errlen)))
+    if ((err = setup_logging(c->conf, opts, errbuf, errlen)) ||
+        (err = load_policy(c->conf, &c->policy, errbuf, errlen)))
         goto error;
 
     /* Commands restrict their credentials to SlurmUser's uid: as anyone else we could
@@ -222,6 +243,7 @@ void ctld_destroy(struct ctld *c)
         unlink(c->conf->ctld_pid_file);
     filter_run_free_all(c); /* after the last loop turn: nothing calls back into them */
     loop_destroy(c->loop);
+    free(c->policy);
     conf_free(c->conf);
     free(c->conf_path);
     free(c);
@@ -245,7 +267,12 @@ static void warn_restart_needed(const struct conf *old, const struct conf *new)
 int ctld_reconfigure(struct ctld *c, char *errbuf, size_t errlen)
 {
     struct conf *fresh = NULL;
+    struct policy *policy = NULL;
     int err = conf_load(c->conf_path, &fresh, errbuf, errlen);
+    if (!err && (err = load_policy(fresh, &policy, errbuf, errlen))) {
+        conf_free(fresh); /* a broken policy file keeps the running configuration */
+        return err;
+    }
     if (!err) {
         sched_abort(c);
         filter_activate_reconfigured(c);
@@ -258,8 +285,11 @@ int ctld_reconfigure(struct ctld *c, char *errbuf, size_t errlen)
     if ((err = node_table_rebuild(c, errbuf, errlen))) {
         c->conf = old;
         conf_free(fresh);
+        free(policy);
         return err;
     }
+    free(c->policy);
+    c->policy = policy;
     enum log_level lvl;
     if (log_level_parse(fresh->ctld_debug, &lvl) == TS_OK)
         log_set_level(lvl);

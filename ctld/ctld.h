@@ -22,6 +22,7 @@ struct alloc_waiter;
 struct alloc_unclaimed;
 struct cred_key;
 struct filter_run;
+struct policy;
 struct filter_submission;
 struct activation;
 struct store;
@@ -51,6 +52,9 @@ struct ctld {
     int alloc_check_posted;
     int alloc_closed;             /* shutting down: answers are dropped, nothing follows */
     struct alloc_unclaimed *alloc_unclaimed; /* started allocations nobody waits for */
+
+    /* the scheduling policy of PolicyFile= (NULL: none; docs/policies.md) */
+    struct policy *policy;
 
     /* accounting (ctld/acct.c) */
     int64_t acct_max_span;        /* longest eligible-to-end time of any stored record */

@@ -62,4 +62,8 @@ int sched_cycle_build_one(struct ctld *c, struct cycle *cy, Tessera__JobDesc *co
                           size_t n, time_t now);
 void sched_cycle_free(struct cycle *cy);
 
+/* ctld/sched_order.c: the order of pending units (the default priority, or the policy
+ * file's sort keys). */
+void sched_order_units(struct ctld *c, struct job **leaders, size_t n);
+
 #endif

@@ -245,16 +245,6 @@ static int fill_request(struct ctld *c, struct cycle *cy, size_t k, const Tesser
     return finish_request(cy, k, r, eligible, n, nreq);
 }
 
-/* Units in priority order: the highest component priority, then the lower id. */
-static int cmp_units(const void *a, const void *b)
-{
-    const struct job *x = *(struct job *const *)a, *y = *(struct job *const *)b;
-    uint32_t px = job_unit_priority(x), py = job_unit_priority(y);
-    if (px != py)
-        return px > py ? -1 : 1;
-    return x->rec->job_id < y->rec->job_id ? -1 : x->rec->job_id > y->rec->job_id;
-}
-
 static struct job **collect_units(struct ctld *c, time_t now, size_t *count, size_t *ncomps)
 {
     size_t n = 0, cap = 64;
@@ -274,7 +264,7 @@ static struct job **collect_units(struct ctld *c, time_t now, size_t *count, siz
         *ncomps += job_ncomponents(j);
     }
     if (leaders)
-        qsort(leaders, n, sizeof(*leaders), cmp_units);
+        sched_order_units(c, leaders, n);
     *count = n;
     return leaders;
 }

@@ -1,0 +1,58 @@
+/* The scheduling policy file (PolicyFile=, SPEC 2.2, docs/policies.md): PBS's sched_config
+ * syntax, "name: value [prime | non_prime | all]", '#' comments; every option may take a
+ * different value in prime and in non-prime time. */
+#ifndef TESSERA_COMMON_POLICY_H
+#define TESSERA_COMMON_POLICY_H
+
+#include <stddef.h>
+#include <stdint.h>
+
+enum policy_period { POLICY_PRIME = 0, POLICY_NON_PRIME = 1 };
+
+/* sort_by's keys (and multi_sort's key: lines). */
+enum policy_sort {
+    POLICY_SORT_NONE,               /* no_sort */
+    POLICY_SORT_SHORTEST_JOB,       /* shortest_job_first: requested CPU time ascending */
+    POLICY_SORT_LONGEST_JOB,        /* longest_job_first */
+    POLICY_SORT_SMALLEST_MEMORY,    /* smallest_memory_first: requested memory ascending */
+    POLICY_SORT_LARGEST_MEMORY,     /* largest_memory_first */
+    POLICY_SORT_HIGH_PRIORITY,      /* high_priority_first */
+    POLICY_SORT_LOW_PRIORITY,       /* low_priority_first */
+    POLICY_SORT_LARGE_WALLTIME,     /* large_walltime_first: time limit descending */
+    POLICY_SORT_SHORT_WALLTIME,     /* short_walltime_first (cmp_job_walltime_asc) */
+    POLICY_SORT_FAIR_SHARE,         /* fair_share */
+    POLICY_SORT_MULTI,              /* multi_sort: the key: lines, in order */
+};
+
+#define POLICY_MAX_KEYS 8
+
+/* One period's values. */
+struct policy_set {
+    int round_robin, by_queue, strict_fifo, fair_share, load_balancing, help_starving_jobs;
+    enum policy_sort sort_by;
+    enum policy_sort keys[POLICY_MAX_KEYS]; /* multi_sort */
+    size_t nkeys;
+    int64_t starve_max;        /* seconds */
+    int64_t half_life;         /* seconds */
+    int64_t sync_time;         /* seconds */
+    uint32_t unknown_shares;
+    uint32_t log_filter;
+    char dedicated_prefix[32];
+};
+
+struct policy {
+    struct policy_set set[2];  /* by enum policy_period */
+};
+
+/* PBS's defaults in both periods. */
+void policy_defaults(struct policy *p);
+/* Parse text (named file in messages) over the defaults. TS_OK, or TS_ECONF with
+ * "FILE:LINE: why" in errbuf. */
+int policy_parse(const char *text, const char *file, struct policy *p, char *errbuf,
+                 size_t errlen);
+/* Read and parse a file. */
+int policy_load(const char *path, struct policy *p, char *errbuf, size_t errlen);
+
+const char *policy_sort_name(enum policy_sort s);
+
+#endif

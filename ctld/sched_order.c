@@ -1,0 +1,125 @@
+/* The order the scheduler sees pending units in (docs/policies.md).
+ *
+ * Without a policy file: the highest component priority first, then the lower id (the
+ * default priority weighs age, nice and size). With one, PBS's order: when by_queue is
+ * on, queue by queue (the partition's PriorityTier, highest first; then its name), and
+ * within that by the sort_by key or the multi_sort keys, ties in submission order. The
+ * period's values apply (prime time until holidays are configured). */
+#include "ctld/sched_int.h"
+
+#include "ctld/ctld.h"
+#include "ctld/job.h"
+
+#include "common/conf.h"
+#include "common/policy.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+/* What the sort keys compare, per unit. */
+struct unit_keys {
+    struct job *lead;
+    uint32_t priority;
+    uint32_t tier;
+    const char *partition;
+    int64_t cput;     /* requested CPU time: limit x CPUs, summed (INT64_MAX: unlimited) */
+    int64_t walltime; /* the longest limit (INT64_MAX: unlimited) */
+    uint64_t mem_mb;  /* requested memory, summed */
+};
+
+static int64_t sat_add(int64_t a, int64_t b)
+{
+    return a > INT64_MAX - b ? INT64_MAX : a + b;
+}
+
+static void fill_keys(struct ctld *c, struct job *lead, struct unit_keys *k)
+{
+    memset(k, 0, sizeof(*k));
+    k->lead = lead;
+    k->priority = job_unit_priority(lead);
+    const Tessera__JobRecord *r0 = lead->rec;
+    const struct conf_partition *p = conf_find_partition(c->conf, r0->desc->partition);
+    k->tier = p ? p->priority_tier : 0;
+    k->partition = r0->desc->partition ? r0->desc->partition : "";
+    for (size_t i = 0; i < job_ncomponents(lead); i++) {
+        const Tessera__JobRecord *r = job_component(lead, i)->rec;
+        const Tessera__JobDesc *d = r->desc;
+        int64_t limit = r->time_limit > 0 ? r->time_limit : INT64_MAX;
+        uint32_t cpus = r->min_cpus ? r->min_cpus : 1;
+        int64_t cput = limit == INT64_MAX || limit > INT64_MAX / cpus ? INT64_MAX
+                                                                      : limit * cpus;
+        k->cput = sat_add(k->cput, cput);
+        if (limit > k->walltime)
+            k->walltime = limit;
+        if (d->has_mem_per_cpu_mb && d->mem_per_cpu_mb)
+            k->mem_mb += d->mem_per_cpu_mb * cpus;
+        else if (d->has_mem_per_node_mb)
+            k->mem_mb += d->mem_per_node_mb * (r->min_nodes ? r->min_nodes : 1);
+    }
+}
+
+#define CMP(a, b) ((a) < (b) ? -1 : (a) > (b))
+
+static int cmp_key(enum policy_sort key, const struct unit_keys *x, const struct unit_keys *y)
+{
+    switch (key) {
+    case POLICY_SORT_SHORTEST_JOB: return CMP(x->cput, y->cput);
+    case POLICY_SORT_LONGEST_JOB: return CMP(y->cput, x->cput);
+    case POLICY_SORT_SMALLEST_MEMORY: return CMP(x->mem_mb, y->mem_mb);
+    case POLICY_SORT_LARGEST_MEMORY: return CMP(y->mem_mb, x->mem_mb);
+    case POLICY_SORT_HIGH_PRIORITY: return CMP(y->priority, x->priority);
+    case POLICY_SORT_LOW_PRIORITY: return CMP(x->priority, y->priority);
+    case POLICY_SORT_LARGE_WALLTIME: return CMP(y->walltime, x->walltime);
+    case POLICY_SORT_SHORT_WALLTIME: return CMP(x->walltime, y->walltime);
+    default: return 0; /* no_sort; fair_share orders nothing until usage is kept */
+    }
+}
+
+static int cmp_policy(const void *a, const void *b, void *arg)
+{
+    const struct policy_set *s = arg;
+    const struct unit_keys *x = a, *y = b;
+    int d = 0;
+    if (s->by_queue) {
+        d = CMP(y->tier, x->tier);
+        if (!d)
+            d = strcmp(x->partition, y->partition);
+    }
+    if (!d && s->sort_by == POLICY_SORT_MULTI)
+        for (size_t i = 0; !d && i < s->nkeys; i++)
+            d = cmp_key(s->keys[i], x, y);
+    else if (!d)
+        d = cmp_key(s->sort_by, x, y);
+    return d ? d : CMP(x->lead->rec->job_id, y->lead->rec->job_id);
+}
+
+static int cmp_default(const void *a, const void *b)
+{
+    const struct job *x = *(struct job *const *)a, *y = *(struct job *const *)b;
+    uint32_t px = job_unit_priority(x), py = job_unit_priority(y);
+    if (px != py)
+        return px > py ? -1 : 1;
+    return CMP(x->rec->job_id, y->rec->job_id);
+}
+
+void sched_order_units(struct ctld *c, struct job **leaders, size_t n)
+{
+    if (n < 2)
+        return;
+    if (!c->policy) {
+        qsort(leaders, n, sizeof(*leaders), cmp_default);
+        return;
+    }
+    struct unit_keys *keys = malloc(n * sizeof(*keys));
+    if (!keys) { /* out of memory: the default order rather than none */
+        qsort(leaders, n, sizeof(*leaders), cmp_default);
+        return;
+    }
+    for (size_t i = 0; i < n; i++)
+        fill_keys(c, leaders[i], &keys[i]);
+    qsort_r(keys, n, sizeof(*keys), cmp_policy, &c->policy->set[POLICY_PRIME]);
+    for (size_t i = 0; i < n; i++)
+        leaders[i] = keys[i].lead;
+    free(keys);
+}

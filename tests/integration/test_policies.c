@@ -1,0 +1,123 @@
+/* A scheduling policy file on a live cluster (SPEC 2.2): with sort_by:
+ * shortest_job_first, jobs that each need the whole cluster start shortest first,
+ * although they were submitted (and by the default priority would run) longest first.
+ * A broken policy file is refused by scontrol reconfigure and the running one stays.
+ */
+#include "cluster.h"
+
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cmocka.h>
+
+#include "cmdcheck.h"
+
+#define NODES 2
+
+static struct harness_cluster cluster;
+static char outdir[512], policy[600];
+
+static int group_setup(void **state)
+{
+    (void)state;
+    if (harness_cluster_init(&cluster, NULL))
+        return -1;
+    snprintf(policy, sizeof(policy), "%s/sched_config", cluster.dir);
+    if (harness_write_file(policy, "# shortest first\nsort_by: shortest_job_first all\n", 0644))
+        return -1;
+    char nodes[1024], extra[4096];
+    harness_node_lines(&cluster, NODES, "CPUs=2 RealMemory=1000", nodes, sizeof(nodes));
+    snprintf(extra, sizeof(extra),
+             "MinJobAge=600\nPolicyFile=%s\n%s"
+             "PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=UNLIMITED\n",
+             policy, nodes);
+    if (harness_cluster_write_conf(&cluster, extra))
+        return -1;
+    snprintf(outdir, sizeof(outdir), "%s/out", cluster.dir);
+    mkdir(outdir, 01777);
+    chmod(outdir, 01777);
+    if (harness_ctld_start(&cluster))
+        return -1;
+    for (int i = 1; i <= NODES; i++)
+        if (harness_noded_start(&cluster, i))
+            return -1;
+    return harness_wait_nodes(&cluster, NODES, 15000);
+}
+
+static int group_teardown(void **state)
+{
+    (void)state;
+    harness_cluster_fini(&cluster);
+    return 0;
+}
+
+static void wait_state(unsigned id, const char *want, int seconds)
+{
+    char *last = NULL;
+    for (int i = 0; i < seconds * 10; i++) {
+        free(last);
+        last = query(id, "%T");
+        if (!strcmp(last, want)) {
+            free(last);
+            return;
+        }
+        usleep(100000);
+    }
+    fail_msg("job %u is %s, not %s", id, last, want);
+}
+
+static void test_shortest_job_first(void **state)
+{
+    (void)state;
+    char order[700], wrap[900];
+    snprintf(order, sizeof(order), "%s/order", outdir);
+    const char *names[] = {"long", "mid", "short"};
+    const char *limits[] = {"30", "20", "10"};
+    unsigned ids[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(wrap, sizeof(wrap), "--wrap=echo %s >> %s; sleep 1", names[i], order);
+        ids[i] = SUBMIT("-H", "-J", names[i], "-t", limits[i], "-N2", "--exclusive", wrap);
+    }
+    char list[64];
+    snprintf(list, sizeof(list), "%u,%u,%u", ids[0], ids[1], ids[2]);
+    struct result r = RUN("scontrol", "release", list);
+    expect_ok(&r);
+    result_free(&r);
+    for (int i = 0; i < 3; i++)
+        wait_state(ids[i], "COMPLETED\n", 30);
+    char *text = harness_read_file(order);
+    assert_string_equal(text, "short\nmid\nlong\n");
+    free(text);
+}
+
+static void test_broken_file_refused(void **state)
+{
+    (void)state;
+    assert_int_equal(harness_write_file(policy, "sort_by: tallest_first\n", 0644), 0);
+    struct result r = RUN("scontrol", "reconfigure");
+    assert_int_not_equal(r.rc, 0);
+    char want[800];
+    snprintf(want, sizeof(want), "%s:1: unknown sort_by 'tallest_first'", policy);
+    if (!strstr(r.err, want))
+        fail_msg("scontrol reconfigure said: %s", r.err);
+    result_free(&r);
+    r = RUN("scontrol", "ping");
+    expect_ok(&r);
+    result_free(&r);
+}
+
+int main(void)
+{
+    const struct CMUnitTest tests[] = {
+        cmocka_unit_test(test_shortest_job_first),
+        cmocka_unit_test(test_broken_file_refused),
+    };
+    return cmocka_run_group_tests(tests, group_setup, group_teardown);
+}
