@@ -294,3 +294,38 @@ int policy_load(const char *path, struct policy *p, char *errbuf, size_t errlen)
     free(text);
     return err;
 }
+
+#define CMP(a, b) ((a) < (b) ? -1 : (a) > (b))
+
+static int compare_key(enum policy_sort key, const struct policy_unit *x,
+                       const struct policy_unit *y)
+{
+    switch (key) {
+    case POLICY_SORT_SHORTEST_JOB: return CMP(x->cput, y->cput);
+    case POLICY_SORT_LONGEST_JOB: return CMP(y->cput, x->cput);
+    case POLICY_SORT_SMALLEST_MEMORY: return CMP(x->mem_mb, y->mem_mb);
+    case POLICY_SORT_LARGEST_MEMORY: return CMP(y->mem_mb, x->mem_mb);
+    case POLICY_SORT_HIGH_PRIORITY: return CMP(y->priority, x->priority);
+    case POLICY_SORT_LOW_PRIORITY: return CMP(x->priority, y->priority);
+    case POLICY_SORT_LARGE_WALLTIME: return CMP(y->walltime, x->walltime);
+    case POLICY_SORT_SHORT_WALLTIME: return CMP(x->walltime, y->walltime);
+    default: return 0; /* no_sort; fair_share orders nothing until usage is kept */
+    }
+}
+
+int policy_compare(const struct policy_set *s, const struct policy_unit *x,
+                   const struct policy_unit *y)
+{
+    int d = 0;
+    if (s->by_queue) {
+        d = CMP(y->tier, x->tier);
+        if (!d)
+            d = strcmp(x->partition ? x->partition : "", y->partition ? y->partition : "");
+    }
+    if (!d && s->sort_by == POLICY_SORT_MULTI)
+        for (size_t i = 0; !d && i < s->nkeys; i++)
+            d = compare_key(s->keys[i], x, y);
+    else if (!d)
+        d = compare_key(s->sort_by, x, y);
+    return d ? d : CMP(x->id, y->id);
+}

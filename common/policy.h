@@ -55,4 +55,20 @@ int policy_load(const char *path, struct policy *p, char *errbuf, size_t errlen)
 
 const char *policy_sort_name(enum policy_sort s);
 
+/* What the sort keys compare, per pending unit (a het job's components summed). */
+struct policy_unit {
+    uint32_t id;          /* ties: submission order */
+    uint32_t priority;
+    uint32_t tier;        /* its partition's PriorityTier (by_queue) */
+    const char *partition;
+    int64_t cput;         /* requested CPU time: limit x CPUs (INT64_MAX: unlimited) */
+    int64_t walltime;     /* the longest limit (INT64_MAX: unlimited) */
+    uint64_t mem_mb;      /* requested memory */
+};
+
+/* qsort order of two units under one period's policy: by_queue's queues first, then the
+ * sort_by key or the multi_sort keys, then submission order. */
+int policy_compare(const struct policy_set *s, const struct policy_unit *x,
+                   const struct policy_unit *y);
+
 #endif

@@ -17,15 +17,9 @@
 #include <stdlib.h>
 #include <string.h>
 
-/* What the sort keys compare, per unit. */
 struct unit_keys {
     struct job *lead;
-    uint32_t priority;
-    uint32_t tier;
-    const char *partition;
-    int64_t cput;     /* requested CPU time: limit x CPUs, summed (INT64_MAX: unlimited) */
-    int64_t walltime; /* the longest limit (INT64_MAX: unlimited) */
-    uint64_t mem_mb;  /* requested memory, summed */
+    struct policy_unit u;
 };
 
 static int64_t sat_add(int64_t a, int64_t b)
@@ -37,11 +31,13 @@ static void fill_keys(struct ctld *c, struct job *lead, struct unit_keys *k)
 {
     memset(k, 0, sizeof(*k));
     k->lead = lead;
-    k->priority = job_unit_priority(lead);
+    struct policy_unit *u = &k->u;
+    u->id = lead->rec->job_id;
+    u->priority = job_unit_priority(lead);
     const Tessera__JobRecord *r0 = lead->rec;
     const struct conf_partition *p = conf_find_partition(c->conf, r0->desc->partition);
-    k->tier = p ? p->priority_tier : 0;
-    k->partition = r0->desc->partition ? r0->desc->partition : "";
+    u->tier = p ? p->priority_tier : 0;
+    u->partition = r0->desc->partition ? r0->desc->partition : "";
     for (size_t i = 0; i < job_ncomponents(lead); i++) {
         const Tessera__JobRecord *r = job_component(lead, i)->rec;
         const Tessera__JobDesc *d = r->desc;
@@ -49,49 +45,22 @@ static void fill_keys(struct ctld *c, struct job *lead, struct unit_keys *k)
         uint32_t cpus = r->min_cpus ? r->min_cpus : 1;
         int64_t cput = limit == INT64_MAX || limit > INT64_MAX / cpus ? INT64_MAX
                                                                       : limit * cpus;
-        k->cput = sat_add(k->cput, cput);
-        if (limit > k->walltime)
-            k->walltime = limit;
+        u->cput = sat_add(u->cput, cput);
+        if (limit > u->walltime)
+            u->walltime = limit;
         if (d->has_mem_per_cpu_mb && d->mem_per_cpu_mb)
-            k->mem_mb += d->mem_per_cpu_mb * cpus;
+            u->mem_mb += d->mem_per_cpu_mb * cpus;
         else if (d->has_mem_per_node_mb)
-            k->mem_mb += d->mem_per_node_mb * (r->min_nodes ? r->min_nodes : 1);
+            u->mem_mb += d->mem_per_node_mb * (r->min_nodes ? r->min_nodes : 1);
     }
 }
 
 #define CMP(a, b) ((a) < (b) ? -1 : (a) > (b))
 
-static int cmp_key(enum policy_sort key, const struct unit_keys *x, const struct unit_keys *y)
-{
-    switch (key) {
-    case POLICY_SORT_SHORTEST_JOB: return CMP(x->cput, y->cput);
-    case POLICY_SORT_LONGEST_JOB: return CMP(y->cput, x->cput);
-    case POLICY_SORT_SMALLEST_MEMORY: return CMP(x->mem_mb, y->mem_mb);
-    case POLICY_SORT_LARGEST_MEMORY: return CMP(y->mem_mb, x->mem_mb);
-    case POLICY_SORT_HIGH_PRIORITY: return CMP(y->priority, x->priority);
-    case POLICY_SORT_LOW_PRIORITY: return CMP(x->priority, y->priority);
-    case POLICY_SORT_LARGE_WALLTIME: return CMP(y->walltime, x->walltime);
-    case POLICY_SORT_SHORT_WALLTIME: return CMP(x->walltime, y->walltime);
-    default: return 0; /* no_sort; fair_share orders nothing until usage is kept */
-    }
-}
-
 static int cmp_policy(const void *a, const void *b, void *arg)
 {
-    const struct policy_set *s = arg;
     const struct unit_keys *x = a, *y = b;
-    int d = 0;
-    if (s->by_queue) {
-        d = CMP(y->tier, x->tier);
-        if (!d)
-            d = strcmp(x->partition, y->partition);
-    }
-    if (!d && s->sort_by == POLICY_SORT_MULTI)
-        for (size_t i = 0; !d && i < s->nkeys; i++)
-            d = cmp_key(s->keys[i], x, y);
-    else if (!d)
-        d = cmp_key(s->sort_by, x, y);
-    return d ? d : CMP(x->lead->rec->job_id, y->lead->rec->job_id);
+    return policy_compare(arg, &x->u, &y->u);
 }
 
 static int cmp_default(const void *a, const void *b)

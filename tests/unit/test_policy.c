@@ -11,6 +11,7 @@
 #include "common/policy.h"
 
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 
 static void test_defaults(void **state)
@@ -108,12 +109,91 @@ static void test_forms_and_errors(void **state)
     parse_fails("sort_by: multi_sort\n", "sched_config:1: sort_by: multi_sort needs key: lines");
 }
 
+/* Four units: id, priority, tier, partition, cput, walltime, memory. */
+static const struct policy_unit units[4] = {
+    {.id = 1, .priority = 10, .tier = 1, .partition = "b", .cput = 400, .walltime = 100,
+     .mem_mb = 500},
+    {.id = 2, .priority = 30, .tier = 1, .partition = "b", .cput = 100, .walltime = 100,
+     .mem_mb = 2000},
+    {.id = 3, .priority = 20, .tier = 1, .partition = "b", .cput = INT64_MAX,
+     .walltime = INT64_MAX, .mem_mb = 0},
+    {.id = 4, .priority = 20, .tier = 5, .partition = "a", .cput = 100, .walltime = 50,
+     .mem_mb = 500},
+};
+
+static const struct policy_set *cmp_set;
+static int cmp(const void *a, const void *b)
+{
+    return policy_compare(cmp_set, a, b);
+}
+
+/* The ids in the order s sorts the four units, as "a,b,c,d". */
+static void order(const struct policy_set *s, char *out, size_t len)
+{
+    struct policy_unit v[4];
+    memcpy(v, units, sizeof(v));
+    cmp_set = s;
+    qsort(v, 4, sizeof(v[0]), cmp);
+    snprintf(out, len, "%u,%u,%u,%u", v[0].id, v[1].id, v[2].id, v[3].id);
+}
+
+static void expect_order(enum policy_sort key, int by_queue, const char *want)
+{
+    struct policy p;
+    policy_defaults(&p);
+    p.set[0].sort_by = key;
+    p.set[0].by_queue = by_queue;
+    char got[64];
+    order(&p.set[0], got, sizeof(got));
+    if (strcmp(got, want))
+        fail_msg("%s (by_queue %d): %s, not %s", policy_sort_name(key), by_queue, got, want);
+}
+
+/* Each key alone (one pool), then by_queue putting the higher tier first. */
+static void test_sort_keys(void **state)
+{
+    (void)state;
+    expect_order(POLICY_SORT_SHORTEST_JOB, 0, "2,4,1,3"); /* no limit last; ties by id */
+    expect_order(POLICY_SORT_LONGEST_JOB, 0, "3,1,2,4");
+    expect_order(POLICY_SORT_SMALLEST_MEMORY, 0, "3,1,4,2");
+    expect_order(POLICY_SORT_LARGEST_MEMORY, 0, "2,1,4,3");
+    expect_order(POLICY_SORT_HIGH_PRIORITY, 0, "2,3,4,1");
+    expect_order(POLICY_SORT_LOW_PRIORITY, 0, "1,3,4,2");
+    expect_order(POLICY_SORT_LARGE_WALLTIME, 0, "3,1,2,4");
+    expect_order(POLICY_SORT_SHORT_WALLTIME, 0, "4,1,2,3");
+    expect_order(POLICY_SORT_NONE, 0, "1,2,3,4");
+    expect_order(POLICY_SORT_SHORTEST_JOB, 1, "4,2,1,3"); /* partition a (tier 5) first */
+}
+
+/* multi_sort: the first key, then the next for its ties. */
+static void test_multi_sort(void **state)
+{
+    (void)state;
+    struct policy p;
+    policy_defaults(&p);
+    char err[128];
+    assert_int_equal(policy_parse("by_queue: false\nsort_by: multi_sort\n"
+                                  "key: smallest_memory_first\nkey: high_priority_first\n",
+                                  "f", &p, err, sizeof(err)),
+                     TS_OK);
+    char got[64];
+    order(&p.set[0], got, sizeof(got));
+    assert_string_equal(got, "3,4,1,2"); /* 0 MB, then 500 MB by priority, then 2000 MB */
+    assert_int_equal(policy_parse("key: shortest_job_first\nkey: low_priority_first\n", "f",
+                                  &p, err, sizeof(err)),
+                     TS_OK);
+    order(&p.set[0], got, sizeof(got));
+    assert_string_equal(got, "4,2,1,3"); /* a later file's keys replace the list */
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_source_example),
         cmocka_unit_test(test_forms_and_errors),
+        cmocka_unit_test(test_sort_keys),
+        cmocka_unit_test(test_multi_sort),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
