@@ -92,6 +92,7 @@ struct conf {
     uint32_t first_job_id;
     char *plugin_dir;
     char *policy_file;       /* PolicyFile=: PBS-style scheduling policy (NULL: none) */
+    char *holidays_file;     /* HolidaysFile=: prime and non-prime time (NULL: all prime) */
     char *ctld_log_file;
     char *ctld_pid_file;
     char *noded_log_file;

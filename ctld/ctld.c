@@ -8,6 +8,7 @@
 
 #include "common/auth.h"
 #include "common/conf.h"
+#include "common/holidays.h"
 #include "common/policy.h"
 #include "common/jobstate.h"
 #include "ctld/sched.h"
@@ -51,22 +52,27 @@ static void housekeeping_tick(struct loop *loop, struct loop_timer *t, void *arg
     filter_activate_housekeeping(arg, now);
 }
 
-/* The policy file the configuration names, parsed (*out NULL when it names none). */
-static int load_policy(const struct conf *conf, struct policy **out, char *errbuf,
-                       size_t errlen)
+/* The policy and holidays files the configuration names, parsed (NULL when it names
+ * none); nothing is kept when one of them is wrong. */
+static int load_policy(const struct conf *conf, struct policy **policy,
+                       struct holidays **holidays, char *errbuf, size_t errlen)
 {
-    *out = NULL;
-    if (!conf->policy_file)
-        return TS_OK;
-    struct policy *p = malloc(sizeof(*p));
-    if (!p)
-        return TS_ENOMEM;
-    int err = policy_load(conf->policy_file, p, errbuf, errlen);
+    *policy = NULL;
+    *holidays = NULL;
+    struct policy *p = conf->policy_file ? malloc(sizeof(*p)) : NULL;
+    struct holidays *h = conf->holidays_file ? malloc(sizeof(*h)) : NULL;
+    int err = (conf->policy_file && !p) || (conf->holidays_file && !h) ? TS_ENOMEM : TS_OK;
+    if (!err && p)
+        err = policy_load(conf->policy_file, p, errbuf, errlen);
+    if (!err && h)
+        err = holidays_load(conf->holidays_file, h, errbuf, errlen);
     if (err) {
         free(p);
+        free(h);
         return err;
     }
-    *out = p;
+    *policy = p;
+    *holidays = h;
     return TS_OK;
 }
 
@@ -144,7 +150,7 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
     if ((err = conf_load(c->conf_path, &c->conf, errbuf, errlen)))
         goto error;
     if ((err = setup_logging(c->conf, opts, errbuf, errlen)) ||
-        (err = load_policy(c->conf, &c->policy, errbuf, errlen)))
+        (err = load_policy(c->conf, &c->policy, &c->holidays, errbuf, errlen)))
         goto error;
 
     /* Commands restrict their credentials to SlurmUser's uid: as anyone else we could
@@ -244,6 +250,7 @@ void ctld_destroy(struct ctld *c)
     filter_run_free_all(c); /* after the last loop turn: nothing calls back into them */
     loop_destroy(c->loop);
     free(c->policy);
+    free(c->holidays);
     conf_free(c->conf);
     free(c->conf_path);
     free(c);
@@ -268,8 +275,9 @@ int ctld_reconfigure(struct ctld *c, char *errbuf, size_t errlen)
 {
     struct conf *fresh = NULL;
     struct policy *policy = NULL;
+    struct holidays *holidays = NULL;
     int err = conf_load(c->conf_path, &fresh, errbuf, errlen);
-    if (!err && (err = load_policy(fresh, &policy, errbuf, errlen))) {
+    if (!err && (err = load_policy(fresh, &policy, &holidays, errbuf, errlen))) {
         conf_free(fresh); /* a broken policy file keeps the running configuration */
         return err;
     }
@@ -286,10 +294,13 @@ int ctld_reconfigure(struct ctld *c, char *errbuf, size_t errlen)
         c->conf = old;
         conf_free(fresh);
         free(policy);
+        free(holidays);
         return err;
     }
     free(c->policy);
+    free(c->holidays);
     c->policy = policy;
+    c->holidays = holidays;
     enum log_level lvl;
     if (log_level_parse(fresh->ctld_debug, &lvl) == TS_OK)
         log_set_level(lvl);

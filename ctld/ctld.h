@@ -23,6 +23,7 @@ struct alloc_unclaimed;
 struct cred_key;
 struct filter_run;
 struct policy;
+struct holidays;
 struct filter_submission;
 struct activation;
 struct store;
@@ -55,6 +56,7 @@ struct ctld {
 
     /* the scheduling policy of PolicyFile= (NULL: none; docs/policies.md) */
     struct policy *policy;
+    struct holidays *holidays;    /* HolidaysFile= (NULL: always prime time) */
 
     /* accounting (ctld/acct.c) */
     int64_t acct_max_span;        /* longest eligible-to-end time of any stored record */

@@ -4,18 +4,21 @@
  * default priority weighs age, nice and size). With one, PBS's order: when by_queue is
  * on, queue by queue (the partition's PriorityTier, highest first; then its name), and
  * within that by the sort_by key or the multi_sort keys, ties in submission order. The
- * period's values apply (prime time until holidays are configured). */
+ * period's values apply: prime or non-prime time by HolidaysFile= (always prime without
+ * one). */
 #include "ctld/sched_int.h"
 
 #include "ctld/ctld.h"
 #include "ctld/job.h"
 
 #include "common/conf.h"
+#include "common/holidays.h"
 #include "common/policy.h"
 
 #include <stdint.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 
 struct unit_keys {
     struct job *lead;
@@ -87,7 +90,9 @@ void sched_order_units(struct ctld *c, struct job **leaders, size_t n)
     }
     for (size_t i = 0; i < n; i++)
         fill_keys(c, leaders[i], &keys[i]);
-    qsort_r(keys, n, sizeof(*keys), cmp_policy, &c->policy->set[POLICY_PRIME]);
+    enum policy_period period = c->holidays ? holidays_period(c->holidays, time(NULL))
+                                            : POLICY_PRIME;
+    qsort_r(keys, n, sizeof(*keys), cmp_policy, &c->policy->set[period]);
     for (size_t i = 0; i < n; i++)
         leaders[i] = keys[i].lead;
     free(keys);

@@ -73,17 +73,20 @@ static void wait_state(unsigned id, const char *want, int seconds)
     fail_msg("job %u is %s, not %s", id, last, want);
 }
 
-static void test_shortest_job_first(void **state)
+/* Three jobs that each need the whole cluster, held, then released together; the order
+ * they ran in, as "a\nb\nc\n". */
+static char *run_three(const char *tag)
 {
-    (void)state;
     char order[700], wrap[900];
-    snprintf(order, sizeof(order), "%s/order", outdir);
+    snprintf(order, sizeof(order), "%s/order-%s", outdir, tag);
     const char *names[] = {"long", "mid", "short"};
     const char *limits[] = {"30", "20", "10"};
+    const char *mem[] = {"--mem=100", "--mem=300", "--mem=200"};
     unsigned ids[3];
     for (int i = 0; i < 3; i++) {
         snprintf(wrap, sizeof(wrap), "--wrap=echo %s >> %s; sleep 1", names[i], order);
-        ids[i] = SUBMIT("-H", "-J", names[i], "-t", limits[i], "-N2", "--exclusive", wrap);
+        ids[i] = SUBMIT("-H", "-J", names[i], "-t", limits[i], mem[i], "-N2", "--exclusive",
+                        wrap);
     }
     char list[64];
     snprintf(list, sizeof(list), "%u,%u,%u", ids[0], ids[1], ids[2]);
@@ -92,8 +95,41 @@ static void test_shortest_job_first(void **state)
     result_free(&r);
     for (int i = 0; i < 3; i++)
         wait_state(ids[i], "COMPLETED\n", 30);
-    char *text = harness_read_file(order);
+    return harness_read_file(order);
+}
+
+static void test_shortest_job_first(void **state)
+{
+    (void)state;
+    char *text = run_three("prime");
     assert_string_equal(text, "short\nmid\nlong\n");
+    free(text);
+}
+
+/* A holidays file that makes every day non-prime: the non-prime sort applies. */
+static void test_non_prime_time(void **state)
+{
+    (void)state;
+    char holidays[700], nodes[1024], extra[4096];
+    snprintf(holidays, sizeof(holidays), "%s/holidays", cluster.dir);
+    assert_int_equal(harness_write_file(holidays, "* never prime\nweekday none all\n"
+                                                  "saturday none all\nsunday none all\n", 0644),
+                     0);
+    assert_int_equal(harness_write_file(policy, "sort_by: shortest_job_first prime\n"
+                                                "sort_by: largest_memory_first non_prime\n",
+                                        0644),
+                     0);
+    harness_node_lines(&cluster, NODES, "CPUs=2 RealMemory=1000", nodes, sizeof(nodes));
+    snprintf(extra, sizeof(extra),
+             "MinJobAge=600\nPolicyFile=%s\nHolidaysFile=%s\n%s"
+             "PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=UNLIMITED\n",
+             policy, holidays, nodes);
+    assert_int_equal(harness_cluster_write_conf(&cluster, extra), 0);
+    struct result r = RUN("scontrol", "reconfigure");
+    expect_ok(&r);
+    result_free(&r);
+    char *text = run_three("non-prime");
+    assert_string_equal(text, "mid\nshort\nlong\n");
     free(text);
 }
 
@@ -117,6 +153,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shortest_job_first),
+        cmocka_unit_test(test_non_prime_time),
         cmocka_unit_test(test_broken_file_refused),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
