@@ -214,6 +214,7 @@ static const struct directive directives[] = {
     {"NodedPort", DT_PORT, OFF(noded_port), 1, 65535, "6918", NULL},
     {"NodedTimeout", DT_SECONDS, OFF(noded_timeout), 1, 86400, "300", NULL},
     {"NodedUser", DT_STRING, OFF(noded_user), 0, 0, "root", check_noded_user},
+    {"DedicatedTimeFile", DT_PATH, OFF(dedicated_time_file), 0, 0, NULL, NULL},
     {"HolidaysFile", DT_PATH, OFF(holidays_file), 0, 0, NULL, NULL},
     {"PluginDir", DT_PATH, OFF(plugin_dir), 0, 0, TESSERA_PLUGIN_DIR, NULL},
     {"PolicyFile", DT_PATH, OFF(policy_file), 0, 0, NULL, NULL},

@@ -93,6 +93,7 @@ struct conf {
     char *plugin_dir;
     char *policy_file;       /* PolicyFile=: PBS-style scheduling policy (NULL: none) */
     char *holidays_file;     /* HolidaysFile=: prime and non-prime time (NULL: all prime) */
+    char *dedicated_time_file; /* DedicatedTimeFile=: dedicated periods (NULL: none) */
     char *ctld_log_file;
     char *ctld_pid_file;
     char *noded_log_file;

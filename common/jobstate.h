@@ -34,7 +34,8 @@
     X(JOB_REASON_ACTIVATION_BLOCKED, 21, "ActivationBlocked")                            \
     X(JOB_REASON_ACTIVATION_RESERVED, 22, "ActivationReserved")                          \
     X(JOB_REASON_ACTIVATION_HOLD, 23, "ActivationHold")                                  \
-    X(JOB_REASON_ACTIVATION_FAILED, 24, "ActivationFailed")
+    X(JOB_REASON_ACTIVATION_FAILED, 24, "ActivationFailed")                              \
+    X(JOB_REASON_DEDICATED_TIME, 25, "DedicatedTime")
 
 enum job_reason {
 #define JOB_REASON_ENUM(name, num, text) name = num,

@@ -8,6 +8,7 @@
 
 #include "common/auth.h"
 #include "common/conf.h"
+#include "common/dedicated.h"
 #include "common/holidays.h"
 #include "common/policy.h"
 #include "common/jobstate.h"
@@ -52,28 +53,53 @@ static void housekeeping_tick(struct loop *loop, struct loop_timer *t, void *arg
     filter_activate_housekeeping(arg, now);
 }
 
-/* The policy and holidays files the configuration names, parsed (NULL when it names
- * none); nothing is kept when one of them is wrong. */
-static int load_policy(const struct conf *conf, struct policy **policy,
-                       struct holidays **holidays, char *errbuf, size_t errlen)
+/* The policy, holidays and dedicated-time files the configuration names, parsed (NULL
+ * when it names none); nothing is kept when one of them is wrong. */
+struct policy_files {
+    struct policy *policy;
+    struct holidays *holidays;
+    struct dedicated *dedicated;
+};
+
+static void policy_files_free(struct policy_files *f)
 {
-    *policy = NULL;
-    *holidays = NULL;
-    struct policy *p = conf->policy_file ? malloc(sizeof(*p)) : NULL;
-    struct holidays *h = conf->holidays_file ? malloc(sizeof(*h)) : NULL;
-    int err = (conf->policy_file && !p) || (conf->holidays_file && !h) ? TS_ENOMEM : TS_OK;
-    if (!err && p)
-        err = policy_load(conf->policy_file, p, errbuf, errlen);
-    if (!err && h)
-        err = holidays_load(conf->holidays_file, h, errbuf, errlen);
-    if (err) {
-        free(p);
-        free(h);
-        return err;
-    }
-    *policy = p;
-    *holidays = h;
-    return TS_OK;
+    free(f->policy);
+    free(f->holidays);
+    free(f->dedicated);
+    memset(f, 0, sizeof(*f));
+}
+
+static int load_policy(const struct conf *conf, struct policy_files *out, char *errbuf,
+                       size_t errlen)
+{
+    struct policy_files f = {0};
+    int err = TS_OK;
+    if (conf->policy_file && !(f.policy = malloc(sizeof(*f.policy))))
+        err = TS_ENOMEM;
+    if (!err && conf->holidays_file && !(f.holidays = malloc(sizeof(*f.holidays))))
+        err = TS_ENOMEM;
+    if (!err && conf->dedicated_time_file && !(f.dedicated = malloc(sizeof(*f.dedicated))))
+        err = TS_ENOMEM;
+    if (!err && f.policy)
+        err = policy_load(conf->policy_file, f.policy, errbuf, errlen);
+    if (!err && f.holidays)
+        err = holidays_load(conf->holidays_file, f.holidays, errbuf, errlen);
+    if (!err && f.dedicated)
+        err = dedicated_load(conf->dedicated_time_file, f.dedicated, errbuf, errlen);
+    if (err)
+        policy_files_free(&f);
+    *out = f;
+    return err;
+}
+
+static void policy_files_take(struct ctld *c, struct policy_files *f)
+{
+    free(c->policy);
+    free(c->holidays);
+    free(c->dedicated);
+    c->policy = f->policy;
+    c->holidays = f->holidays;
+    c->dedicated = f->dedicated;
 }
 
 static void on_orphan(struct loop *loop, pid_t pid, int status, const struct rusage *usage,
@@ -138,6 +164,7 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
     errbuf[0] = '\0';
     *out = NULL;
     struct ctld *c = calloc(1, sizeof(*c));
+    struct policy_files files;
     if (!c)
         return TS_ENOMEM;
     c->start_time = time(NULL);
@@ -150,8 +177,9 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
     if ((err = conf_load(c->conf_path, &c->conf, errbuf, errlen)))
         goto error;
     if ((err = setup_logging(c->conf, opts, errbuf, errlen)) ||
-        (err = load_policy(c->conf, &c->policy, &c->holidays, errbuf, errlen)))
+        (err = load_policy(c->conf, &files, errbuf, errlen)))
         goto error;
+    policy_files_take(c, &files);
 
     /* Commands restrict their credentials to SlurmUser's uid: as anyone else we could
      * decode none of them. */
@@ -249,8 +277,8 @@ void ctld_destroy(struct ctld *c)
         unlink(c->conf->ctld_pid_file);
     filter_run_free_all(c); /* after the last loop turn: nothing calls back into them */
     loop_destroy(c->loop);
-    free(c->policy);
-    free(c->holidays);
+    struct policy_files none = {0};
+    policy_files_take(c, &none);
     conf_free(c->conf);
     free(c->conf_path);
     free(c);
@@ -274,10 +302,9 @@ static void warn_restart_needed(const struct conf *old, const struct conf *new)
 int ctld_reconfigure(struct ctld *c, char *errbuf, size_t errlen)
 {
     struct conf *fresh = NULL;
-    struct policy *policy = NULL;
-    struct holidays *holidays = NULL;
+    struct policy_files files = {0};
     int err = conf_load(c->conf_path, &fresh, errbuf, errlen);
-    if (!err && (err = load_policy(fresh, &policy, &holidays, errbuf, errlen))) {
+    if (!err && (err = load_policy(fresh, &files, errbuf, errlen))) {
         conf_free(fresh); /* a broken policy file keeps the running configuration */
         return err;
     }
@@ -293,14 +320,10 @@ int ctld_reconfigure(struct ctld *c, char *errbuf, size_t errlen)
     if ((err = node_table_rebuild(c, errbuf, errlen))) {
         c->conf = old;
         conf_free(fresh);
-        free(policy);
-        free(holidays);
+        policy_files_free(&files);
         return err;
     }
-    free(c->policy);
-    free(c->holidays);
-    c->policy = policy;
-    c->holidays = holidays;
+    policy_files_take(c, &files);
     enum log_level lvl;
     if (log_level_parse(fresh->ctld_debug, &lvl) == TS_OK)
         log_set_level(lvl);

@@ -24,6 +24,7 @@ struct cred_key;
 struct filter_run;
 struct policy;
 struct holidays;
+struct dedicated;
 struct filter_submission;
 struct activation;
 struct store;
@@ -57,6 +58,7 @@ struct ctld {
     /* the scheduling policy of PolicyFile= (NULL: none; docs/policies.md) */
     struct policy *policy;
     struct holidays *holidays;    /* HolidaysFile= (NULL: always prime time) */
+    struct dedicated *dedicated;  /* DedicatedTimeFile= (NULL: none) */
 
     /* accounting (ctld/acct.c) */
     int64_t acct_max_span;        /* longest eligible-to-end time of any stored record */

@@ -61,6 +61,7 @@ int job_unit_eligible(struct ctld *c, struct job *leader, time_t now)
         case JOB_REASON_ACTIVATION_BLOCKED: /* standing filter verdicts: the scheduler */
         case JOB_REASON_ACTIVATION_RESERVED: /* honours them (ctld/filter_activate.c) */
         case JOB_REASON_ACTIVATION_HOLD:
+        case JOB_REASON_DEDICATED_TIME: /* the scheduler's view decides it each cycle */
             break;
         default:
             return 0;

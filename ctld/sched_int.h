@@ -65,5 +65,7 @@ void sched_cycle_free(struct cycle *cy);
 /* ctld/sched_order.c: the order of pending units (the default priority, or the policy
  * file's sort keys). */
 void sched_order_units(struct ctld *c, struct job **leaders, size_t n);
+/* Whether dedicated time lets the unit start now; if not its reason says so. */
+int sched_policy_admits(struct ctld *c, struct job *lead, time_t now);
 
 #endif

@@ -5,14 +5,18 @@
  * on, queue by queue (the partition's PriorityTier, highest first; then its name), and
  * within that by the sort_by key or the multi_sort keys, ties in submission order. The
  * period's values apply: prime or non-prime time by HolidaysFile= (always prime without
- * one). */
+ * one). Dedicated time (DedicatedTimeFile=) keeps units out of the view: inside a period
+ * all but those of dedicated partitions, outside it those, and units whose time limit
+ * would reach into the next period. */
 #include "ctld/sched_int.h"
 
 #include "ctld/ctld.h"
 #include "ctld/job.h"
 
 #include "common/conf.h"
+#include "common/dedicated.h"
 #include "common/holidays.h"
+#include "common/jobstate.h"
 #include "common/policy.h"
 
 #include <stdint.h>
@@ -96,4 +100,36 @@ void sched_order_units(struct ctld *c, struct job **leaders, size_t n)
     for (size_t i = 0; i < n; i++)
         leaders[i] = keys[i].lead;
     free(keys);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* dedicated time */
+
+static int dedicated_partition(const char *prefix, const char *partition)
+{
+    return partition && !strncmp(partition, prefix, strlen(prefix));
+}
+
+int sched_policy_admits(struct ctld *c, struct job *lead, time_t now)
+{
+    if (!c->dedicated)
+        return 1;
+    enum policy_period period = c->holidays ? holidays_period(c->holidays, now) : POLICY_PRIME;
+    const char *prefix = c->policy ? c->policy->set[period].dedicated_prefix : "ded";
+    int inside = dedicated_inside(c->dedicated, now), ok = 1;
+    time_t next = inside ? 0 : dedicated_next_start(c->dedicated, now);
+    for (size_t i = 0; ok && i < job_ncomponents(lead); i++) {
+        const Tessera__JobRecord *r = job_component(lead, i)->rec;
+        int ded = dedicated_partition(prefix, r->desc->partition);
+        if (inside)
+            ok = ded; /* during a period nothing else starts */
+        else if (ded)
+            ok = 0; /* dedicated partitions run only inside periods */
+        else if (next)
+            ok = r->time_limit > 0 && now + r->time_limit <= next; /* would reach into it */
+    }
+    if (!ok)
+        for (size_t i = 0; i < job_ncomponents(lead); i++)
+            job_component(lead, i)->rec->reason = JOB_REASON_DEDICATED_TIME;
+    return ok;
 }

@@ -250,7 +250,7 @@ static struct job **collect_units(struct ctld *c, time_t now, size_t *count, siz
     size_t n = 0, cap = 64;
     struct job **leaders = malloc(cap * sizeof(*leaders));
     for (struct job *j = c->jobs.head; leaders && j; j = j->next) {
-        if (j->leader != j || !job_unit_eligible(c, j, now))
+        if (j->leader != j || !job_unit_eligible(c, j, now) || !sched_policy_admits(c, j, now))
             continue;
         if (n == cap) {
             struct job **grown = realloc(leaders, (cap *= 2) * sizeof(*grown));

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -133,6 +134,64 @@ static void test_non_prime_time(void **state)
     free(text);
 }
 
+/* "MM/DD/YYYY HH:MM" of t (local time). */
+static void stamp(time_t t, char *buf, size_t len)
+{
+    struct tm tm;
+    strftime(buf, len, "%m/%d/%Y %H:%M", localtime_r(&t, &tm));
+}
+
+static void use_dedicated(time_t from, time_t to)
+{
+    char ded[700], a[32], b[32], text[128], nodes[1024], extra[4096];
+    snprintf(ded, sizeof(ded), "%s/dedicated_time", cluster.dir);
+    stamp(from, a, sizeof(a));
+    stamp(to, b, sizeof(b));
+    snprintf(text, sizeof(text), "# one period\n%s %s\n", a, b);
+    assert_int_equal(harness_write_file(ded, text, 0644), 0);
+    assert_int_equal(harness_write_file(policy, "sort_by: shortest_job_first\n", 0644), 0);
+    harness_node_lines(&cluster, NODES, "CPUs=2 RealMemory=1000", nodes, sizeof(nodes));
+    snprintf(extra, sizeof(extra),
+             "MinJobAge=600\nPolicyFile=%s\nDedicatedTimeFile=%s\n%s"
+             "PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=UNLIMITED\n"
+             "PartitionName=ded1 Nodes=n[1-2] MaxTime=UNLIMITED\n",
+             policy, ded, nodes);
+    assert_int_equal(harness_cluster_write_conf(&cluster, extra), 0);
+    struct result r = RUN("scontrol", "reconfigure");
+    expect_ok(&r);
+    result_free(&r);
+}
+
+/* Inside a dedicated period only the dedicated partitions run; outside it, a job whose
+ * limit would reach into the next period waits, a shorter one runs. */
+static void test_dedicated_time(void **state)
+{
+    (void)state;
+    time_t now = time(NULL);
+    use_dedicated(now - 600, now + 3600);
+    unsigned other = SUBMIT("-J", "other", "-t", "5", "--wrap=true");
+    unsigned ded = SUBMIT("-J", "dedicated", "-p", "ded1", "-t", "5", "--wrap=true");
+    wait_state(ded, "COMPLETED\n", 20);
+    char *reason = query(other, "%T %r");
+    assert_string_equal(reason, "PENDING DedicatedTime\n");
+    free(reason);
+    use_dedicated(now + 600, now + 3600); /* the next period starts in ten minutes */
+    wait_state(other, "COMPLETED\n", 20);  /* 5 minutes fit before it */
+    unsigned longer = SUBMIT("-J", "longer", "-t", "20", "--wrap=true");
+    unsigned early = SUBMIT("-J", "early", "-p", "ded1", "-t", "5", "--wrap=true");
+    sleep(2);
+    reason = query(longer, "%T %r");
+    assert_string_equal(reason, "PENDING DedicatedTime\n");
+    free(reason);
+    reason = query(early, "%T %r");
+    assert_string_equal(reason, "PENDING DedicatedTime\n");
+    free(reason);
+    char list[32];
+    snprintf(list, sizeof(list), "%u,%u", longer, early);
+    struct result r = RUN("scancel", list);
+    result_free(&r);
+}
+
 static void test_broken_file_refused(void **state)
 {
     (void)state;
@@ -154,6 +213,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_shortest_job_first),
         cmocka_unit_test(test_non_prime_time),
+        cmocka_unit_test(test_dedicated_time),
         cmocka_unit_test(test_broken_file_refused),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
