@@ -188,6 +188,7 @@ static int check_scheduler_parameters(struct parse *p, const char *v);
 static int check_filters(struct parse *p, const char *v);
 
 #define OFF(field) offsetof(struct conf, field)
+/* In alphabetical order (ignoring case): conf_foreach_entry lists them as they stand. */
 static const struct directive directives[] = {
     {"AccountingRetention", DT_UINT, OFF(accounting_retention), 0, 1200, "0", NULL},
     {"ActivationFilters", DT_STRING, OFF(activation_filters), 0, 0, NULL, check_filters},
