@@ -122,12 +122,13 @@ static void test_reasons(void **state)
         {JOB_REASON_ACTIVATION_RESERVED, "ActivationReserved"},
         {JOB_REASON_ACTIVATION_HOLD, "ActivationHold"},
         {JOB_REASON_ACTIVATION_FAILED, "ActivationFailed"},
+        {JOB_REASON_DEDICATED_TIME, "DedicatedTime"},
     };
 
     (void)state;
     for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
         assert_string_equal(jobreason_name(reasons[i].code), reasons[i].text);
-    assert_string_equal(jobreason_name(25), "Unknown");
+    assert_string_equal(jobreason_name(26), "Unknown");
     assert_string_equal(jobreason_name(UINT32_MAX), "Unknown");
 }
 
