@@ -209,6 +209,9 @@ static const struct directive directives[] = {
     {"JobCredentialPrivateKey", DT_PATH, OFF(cred_private_key), 0, 0, NULL, NULL},
     {"JobCredentialPublicCertificate", DT_PATH, OFF(cred_public_key), 0, 0, NULL, NULL},
     {"KillWait", DT_SECONDS, OFF(kill_wait), 0, 86400, "30", NULL},
+    {"MaxGroupRunning", DT_UINT, OFF(max_group_running), 0, 4000000000u, "0", NULL},
+    {"MaxRunning", DT_UINT, OFF(max_running), 0, 4000000000u, "0", NULL},
+    {"MaxUserRunning", DT_UINT, OFF(max_user_running), 0, 4000000000u, "0", NULL},
     {"MessageTimeout", DT_SECONDS, OFF(message_timeout), 1, 3600, "10", NULL},
     {"MinJobAge", DT_SECONDS, OFF(min_job_age), 0, 31536000, "300", NULL},
     {"NodedDebug", DT_LOGLEVEL, OFF(noded_debug), 0, 0, "info", NULL},
@@ -781,6 +784,13 @@ static int partition_set(struct parse *p, struct conf_partition *pt, const char 
             return fail(p, "invalid MinNodes '%s'", value);
     } else if (!strcasecmp(key, "PriorityTier") || !strcasecmp(key, "Priority")) {
         if (parse_u32(value, 0, 65533, &pt->priority_tier))
+            return fail(p, "invalid %s '%s'", key, value);
+    } else if (!strcasecmp(key, "MaxRunning") || !strcasecmp(key, "MaxUserRunning") ||
+               !strcasecmp(key, "MaxGroupRunning")) {
+        uint32_t *slot = !strcasecmp(key, "MaxRunning")       ? &pt->max_running
+                         : !strcasecmp(key, "MaxUserRunning") ? &pt->max_user_running
+                                                               : &pt->max_group_running;
+        if (parse_u32(value, 0, 4000000000u, slot))
             return fail(p, "invalid %s '%s'", key, value);
     } else if (!strcasecmp(key, "SubmitFilters") || !strcasecmp(key, "ActivationFilters")) {
         char **slot = !strcasecmp(key, "SubmitFilters") ? &pt->submit_filters

@@ -47,6 +47,7 @@ struct conf_partition {
     uint32_t min_nodes;
     uint32_t priority_tier;
     enum conf_part_state state;
+    uint32_t max_running, max_user_running, max_group_running; /* 0: no limit */
     char *submit_filters;    /* SubmitFilters=/a,/b (NULL: none); run before the cluster's */
     char *activation_filters;
 };
@@ -83,6 +84,9 @@ struct conf {
     size_t nsched_params;
     uint32_t min_job_age;
     uint32_t accounting_retention; /* months accounting records are kept; 0: for ever */
+    uint32_t max_running;    /* MaxRunning=: running jobs (components) at most; 0: no limit */
+    uint32_t max_user_running;  /* MaxUserRunning=: per user */
+    uint32_t max_group_running; /* MaxGroupRunning=: per group */
     uint32_t noded_timeout;
     uint32_t kill_wait;
     uint32_t filter_timeout;

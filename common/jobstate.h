@@ -35,7 +35,10 @@
     X(JOB_REASON_ACTIVATION_RESERVED, 22, "ActivationReserved")                          \
     X(JOB_REASON_ACTIVATION_HOLD, 23, "ActivationHold")                                  \
     X(JOB_REASON_ACTIVATION_FAILED, 24, "ActivationFailed")                              \
-    X(JOB_REASON_DEDICATED_TIME, 25, "DedicatedTime")
+    X(JOB_REASON_DEDICATED_TIME, 25, "DedicatedTime")                                    \
+    X(JOB_REASON_MAX_RUNNING, 26, "MaxRunningLimit")                                     \
+    X(JOB_REASON_MAX_USER_RUNNING, 27, "MaxUserRunningLimit")                            \
+    X(JOB_REASON_MAX_GROUP_RUNNING, 28, "MaxGroupRunningLimit")
 
 enum job_reason {
 #define JOB_REASON_ENUM(name, num, text) name = num,

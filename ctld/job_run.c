@@ -62,6 +62,9 @@ int job_unit_eligible(struct ctld *c, struct job *leader, time_t now)
         case JOB_REASON_ACTIVATION_RESERVED: /* honours them (ctld/filter_activate.c) */
         case JOB_REASON_ACTIVATION_HOLD:
         case JOB_REASON_DEDICATED_TIME: /* the scheduler's view decides it each cycle */
+        case JOB_REASON_MAX_RUNNING:
+        case JOB_REASON_MAX_USER_RUNNING:
+        case JOB_REASON_MAX_GROUP_RUNNING:
             break;
         default:
             return 0;

@@ -202,6 +202,8 @@ static size_t apply(struct ctld *c, struct cycle *cy, time_t now, int *unplanned
     struct sched_state *s = c->sched;
     int backfill = cy->kind == SCHED_BACKFILL;
     size_t started = 0, dropped = 0;
+    /* running-job limits hold for the starts of this cycle together */
+    struct limit_counts *lc = sched_limits_count(c);
     if (backfill)
         for (struct job *j = c->jobs.head; j; j = j->next) {
             /* those not in this plan have no estimate */
@@ -227,7 +229,7 @@ static size_t apply(struct ctld *c, struct cycle *cy, time_t now, int *unplanned
             continue;
         }
         if (d->verdict == SCHED_START) {
-            if (!sched_unit_fits(c, lead, d->allocs)) {
+            if (!sched_unit_fits(c, lead, d->allocs) || !sched_limits_allow(c, lc, lead)) {
                 dropped++;
                 continue;
             }
@@ -239,8 +241,10 @@ static size_t apply(struct ctld *c, struct cycle *cy, time_t now, int *unplanned
                 continue;
             }
             set_expected(lead, 0);
-            if (job_start_unit(c, lead, d->allocs) == TS_OK)
+            if (job_start_unit(c, lead, d->allocs) == TS_OK) {
                 started++;
+                sched_limits_started(c, lc, lead);
+            }
             continue;
         }
         for (size_t i = 0; i < job_ncomponents(lead); i++)
@@ -252,6 +256,7 @@ static size_t apply(struct ctld *c, struct cycle *cy, time_t now, int *unplanned
         else if (!lead->bf_cycle && d->verdict != SCHED_NEVER)
             *unplanned = 1;
     }
+    sched_limits_free(lc);
     if (dropped)
         log_debug("scheduler: %zu start%s overtaken by events since the snapshot", dropped,
                   dropped == 1 ? "" : "s");

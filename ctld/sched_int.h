@@ -65,6 +65,17 @@ void sched_cycle_free(struct cycle *cy);
 /* ctld/sched_order.c: the order of pending units (the default priority, or the policy
  * file's sort keys). */
 void sched_order_units(struct ctld *c, struct job **leaders, size_t n);
+/* ctld/sched_limits.c: MaxRunning, MaxUserRunning, MaxGroupRunning (cluster and per
+ * partition). The counts of what runs now (NULL when no limit is configured); whether a
+ * unit may start on top of them (if not its reason says which limit); a start counted. */
+struct limit_counts;
+struct conf;
+int sched_limits_configured(const struct conf *conf);
+struct limit_counts *sched_limits_count(struct ctld *c);
+void sched_limits_free(struct limit_counts *lc);
+int sched_limits_allow(struct ctld *c, struct limit_counts *lc, struct job *lead);
+void sched_limits_started(struct ctld *c, struct limit_counts *lc, struct job *lead);
+
 /* Whether dedicated time lets the unit start now; if not its reason says so. */
 int sched_policy_admits(struct ctld *c, struct job *lead, time_t now);
 

@@ -245,17 +245,37 @@ static int fill_request(struct ctld *c, struct cycle *cy, size_t k, const Tesser
     return finish_request(cy, k, r, eligible, n, nreq);
 }
 
+/* A reconfigure may have removed a pending unit's partition: the unit can never run as it
+ * is (an administrator may move it with scontrol update), and it must not keep the others
+ * from being scheduled. */
+static int partitions_exist(struct ctld *c, struct job *lead)
+{
+    for (size_t i = 0; i < job_ncomponents(lead); i++) {
+        Tessera__JobRecord *r = job_component(lead, i)->rec;
+        if (!conf_find_partition(c->conf, r->desc->partition)) {
+            for (size_t k = 0; k < job_ncomponents(lead); k++)
+                job_component(lead, k)->rec->reason = JOB_REASON_BAD_CONSTRAINTS;
+            return 0;
+        }
+    }
+    return 1;
+}
+
 static struct job **collect_units(struct ctld *c, time_t now, size_t *count, size_t *ncomps)
 {
     size_t n = 0, cap = 64;
     struct job **leaders = malloc(cap * sizeof(*leaders));
+    /* units a running-job limit holds back now are not in the view (they cannot start) */
+    struct limit_counts *lc = sched_limits_count(c);
     for (struct job *j = c->jobs.head; leaders && j; j = j->next) {
-        if (j->leader != j || !job_unit_eligible(c, j, now) || !sched_policy_admits(c, j, now))
+        if (j->leader != j || !job_unit_eligible(c, j, now) || !partitions_exist(c, j) ||
+            !sched_policy_admits(c, j, now) || !sched_limits_allow(c, lc, j))
             continue;
         if (n == cap) {
             struct job **grown = realloc(leaders, (cap *= 2) * sizeof(*grown));
             if (!grown) {
                 free(leaders);
+                sched_limits_free(lc);
                 return NULL;
             }
             leaders = grown;
@@ -263,6 +283,7 @@ static struct job **collect_units(struct ctld *c, time_t now, size_t *count, siz
         leaders[n++] = j;
         *ncomps += job_ncomponents(j);
     }
+    sched_limits_free(lc);
     if (leaders)
         sched_order_units(c, leaders, n);
     *count = n;

@@ -24,6 +24,7 @@
 
 static struct harness_cluster cluster;
 static char outdir[512], policy[600];
+static unsigned orphan; /* a pending job in partition ded1, which test_limits removes */
 
 static int group_setup(void **state)
 {
@@ -59,19 +60,25 @@ static int group_teardown(void **state)
     return 0;
 }
 
-static void wait_state(unsigned id, const char *want, int seconds)
+static void wait_field(unsigned id, const char *format, const char *want, int seconds)
 {
     char *last = NULL;
     for (int i = 0; i < seconds * 10; i++) {
         free(last);
-        last = query(id, "%T");
+        last = query(id, format);
         if (!strcmp(last, want)) {
             free(last);
             return;
         }
         usleep(100000);
     }
-    fail_msg("job %u is %s, not %s", id, last, want);
+    char *why = query(id, "%r");
+    fail_msg("job %u is %s (reason %s), not %s", id, last, why, want);
+}
+
+static void wait_state(unsigned id, const char *want, int seconds)
+{
+    wait_field(id, "%T", want, seconds);
 }
 
 /* Three jobs that each need the whole cluster, held, then released together; the order
@@ -186,10 +193,60 @@ static void test_dedicated_time(void **state)
     reason = query(early, "%T %r");
     assert_string_equal(reason, "PENDING DedicatedTime\n");
     free(reason);
-    char list[32];
-    snprintf(list, sizeof(list), "%u,%u", longer, early);
-    struct result r = RUN("scancel", list);
+    char a[16];
+    snprintf(a, sizeof(a), "%u", longer);
+    struct result r = RUN("scancel", a);
+    expect_ok(&r);
     result_free(&r);
+    orphan = early; /* left pending for test_limits */
+}
+
+/* Running-job limits: per user in a partition, and for the whole cluster. */
+static void test_limits(void **state)
+{
+    (void)state;
+    char nodes[1024], extra[4096];
+    assert_int_equal(harness_write_file(policy, "sort_by: no_sort\n", 0644), 0);
+    harness_node_lines(&cluster, NODES, "CPUs=2 RealMemory=1000", nodes, sizeof(nodes));
+    snprintf(extra, sizeof(extra),
+             "MinJobAge=600\nPolicyFile=%s\nMaxRunning=2\n%s"
+             "PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=UNLIMITED\n"
+             "PartitionName=lim Nodes=n[1-2] MaxTime=UNLIMITED MaxUserRunning=1\n",
+             policy, nodes);
+    assert_int_equal(harness_cluster_write_conf(&cluster, extra), 0);
+    struct result r = RUN("scontrol", "reconfigure");
+    expect_ok(&r);
+    result_free(&r);
+    /* a pending job whose partition went away blocks nobody */
+    if (orphan) {
+        wait_field(orphan, "%T %r", "PENDING BadConstraints\n", 10);
+    }
+    unsigned lim[3];
+    for (int i = 0; i < 3; i++)
+        lim[i] = SUBMIT("-J", "lim", "-p", "lim", "-t", "1", "--wrap=sleep 2");
+    wait_state(lim[0], "RUNNING\n", 20);
+    sleep(1);
+    char *t = query(lim[1], "%T %r");
+    assert_string_equal(t, "PENDING MaxUserRunningLimit\n");
+    free(t);
+    t = query(lim[2], "%T %r");
+    assert_string_equal(t, "PENDING MaxUserRunningLimit\n");
+    free(t);
+    /* one at a time, all of them in the end */
+    wait_state(lim[2], "COMPLETED\n", 30);
+    char *start1 = query(lim[1], "%S"), *end0 = query(lim[0], "%e");
+    assert_true(strcmp(start1, end0) >= 0);
+    free(start1);
+    free(end0);
+    /* the cluster runs two jobs at most, though four CPUs are free */
+    unsigned all[3];
+    for (int i = 0; i < 3; i++)
+        all[i] = SUBMIT("-J", "all", "-t", "1", "--wrap=sleep 3");
+    wait_state(all[1], "RUNNING\n", 20);
+    t = query(all[2], "%T %r");
+    assert_string_equal(t, "PENDING MaxRunningLimit\n");
+    free(t);
+    wait_state(all[2], "COMPLETED\n", 30);
 }
 
 static void test_broken_file_refused(void **state)
@@ -214,6 +271,7 @@ int main(void)
         cmocka_unit_test(test_shortest_job_first),
         cmocka_unit_test(test_non_prime_time),
         cmocka_unit_test(test_dedicated_time),
+        cmocka_unit_test(test_limits),
         cmocka_unit_test(test_broken_file_refused),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

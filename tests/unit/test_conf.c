@@ -348,6 +348,26 @@ static void test_filters(void **state)
                 "t.conf:1: DefaultHoldDuration must be a whole number from 60 to 604800, not '59'");
 }
 
+/* Running-job limits, for the cluster and on partition lines. */
+static void test_limits(void **state)
+{
+    (void)state;
+    struct conf *c = parse_ok("MaxRunning=100\nMaxUserRunning=10\n"
+                              "PartitionName=p MaxRunning=5 MaxUserRunning=2 MaxGroupRunning=3\n"
+                              "PartitionName=q\n");
+    assert_int_equal(c->max_running, 100);
+    assert_int_equal(c->max_user_running, 10);
+    assert_int_equal(c->max_group_running, 0);
+    const struct conf_partition *p = conf_find_partition(c, "p"), *q = conf_find_partition(c, "q");
+    assert_int_equal(p->max_running, 5);
+    assert_int_equal(p->max_user_running, 2);
+    assert_int_equal(p->max_group_running, 3);
+    assert_int_equal(q->max_running, 0);
+    conf_free(c);
+    parse_fails("PartitionName=p MaxUserRunning=many\n",
+                "t.conf:1: invalid MaxUserRunning 'many'");
+}
+
 static void test_files_and_include(void **state)
 {
     char dir[256], main_path[300], inc_path[300], bad_path[300];
@@ -450,6 +470,7 @@ int main(void)
         cmocka_unit_test(test_many_nodes),
         cmocka_unit_test(test_partition_errors),
         cmocka_unit_test(test_filters),
+        cmocka_unit_test(test_limits),
         cmocka_unit_test(test_files_and_include),
         cmocka_unit_test(test_locate),
         cmocka_unit_test(test_entries),

@@ -123,12 +123,15 @@ static void test_reasons(void **state)
         {JOB_REASON_ACTIVATION_HOLD, "ActivationHold"},
         {JOB_REASON_ACTIVATION_FAILED, "ActivationFailed"},
         {JOB_REASON_DEDICATED_TIME, "DedicatedTime"},
+        {JOB_REASON_MAX_RUNNING, "MaxRunningLimit"},
+        {JOB_REASON_MAX_USER_RUNNING, "MaxUserRunningLimit"},
+        {JOB_REASON_MAX_GROUP_RUNNING, "MaxGroupRunningLimit"},
     };
 
     (void)state;
     for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
         assert_string_equal(jobreason_name(reasons[i].code), reasons[i].text);
-    assert_string_equal(jobreason_name(26), "Unknown");
+    assert_string_equal(jobreason_name(29), "Unknown");
     assert_string_equal(jobreason_name(UINT32_MAX), "Unknown");
 }
 
