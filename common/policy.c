@@ -322,6 +322,12 @@ int policy_compare(const struct policy_set *s, const struct policy_unit *x,
         if (!d)
             d = strcmp(x->partition ? x->partition : "", y->partition ? y->partition : "");
     }
+    if (!d && s->help_starving_jobs) {
+        int sx = x->waited > s->starve_max, sy = y->waited > s->starve_max;
+        d = CMP(sy, sx);
+        if (!d && sx)
+            d = CMP(y->waited, x->waited); /* the longest starving first */
+    }
     if (!d && s->sort_by == POLICY_SORT_MULTI)
         for (size_t i = 0; !d && i < s->nkeys; i++)
             d = compare_key(s->keys[i], x, y);

@@ -64,10 +64,12 @@ struct policy_unit {
     int64_t cput;         /* requested CPU time: limit x CPUs (INT64_MAX: unlimited) */
     int64_t walltime;     /* the longest limit (INT64_MAX: unlimited) */
     uint64_t mem_mb;      /* requested memory */
+    int64_t waited;       /* seconds since it became eligible (0: not eligible) */
 };
 
-/* qsort order of two units under one period's policy: by_queue's queues first, then the
- * sort_by key or the multi_sort keys, then submission order. */
+/* qsort order of two units under one period's policy: by_queue's queues first; then, with
+ * help_starving_jobs, the units that waited longer than starve_max (the longest waiting
+ * first); then the sort_by key or the multi_sort keys; then submission order. */
 int policy_compare(const struct policy_set *s, const struct policy_unit *x,
                    const struct policy_unit *y);
 

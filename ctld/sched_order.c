@@ -2,8 +2,11 @@
  *
  * Without a policy file: the highest component priority first, then the lower id (the
  * default priority weighs age, nice and size). With one, PBS's order: when by_queue is
- * on, queue by queue (the partition's PriorityTier, highest first; then its name), and
- * within that by the sort_by key or the multi_sort keys, ties in submission order. The
+ * on, queue by queue (the partition's PriorityTier, highest first; then its name), with
+ * help_starving_jobs the starving units first, and within that by the sort_by key or the
+ * multi_sort keys, ties in submission order. The head of the queue gets the backfill
+ * scheduler's reservation: a starving job is not overtaken except by jobs that do not
+ * delay it. The
  * period's values apply: prime or non-prime time by HolidaysFile= (always prime without
  * one). Dedicated time (DedicatedTimeFile=) keeps units out of the view: inside a period
  * all but those of dedicated partitions, outside it those, and units whose time limit
@@ -34,7 +37,7 @@ static int64_t sat_add(int64_t a, int64_t b)
     return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
-static void fill_keys(struct ctld *c, struct job *lead, struct unit_keys *k)
+static void fill_keys(struct ctld *c, struct job *lead, struct unit_keys *k, time_t now)
 {
     memset(k, 0, sizeof(*k));
     k->lead = lead;
@@ -45,6 +48,7 @@ static void fill_keys(struct ctld *c, struct job *lead, struct unit_keys *k)
     const struct conf_partition *p = conf_find_partition(c->conf, r0->desc->partition);
     u->tier = p ? p->priority_tier : 0;
     u->partition = r0->desc->partition ? r0->desc->partition : "";
+    u->waited = r0->eligible_time && now > r0->eligible_time ? now - r0->eligible_time : 0;
     for (size_t i = 0; i < job_ncomponents(lead); i++) {
         const Tessera__JobRecord *r = job_component(lead, i)->rec;
         const Tessera__JobDesc *d = r->desc;
@@ -92,10 +96,10 @@ void sched_order_units(struct ctld *c, struct job **leaders, size_t n)
         qsort(leaders, n, sizeof(*leaders), cmp_default);
         return;
     }
+    time_t now = time(NULL);
     for (size_t i = 0; i < n; i++)
-        fill_keys(c, leaders[i], &keys[i]);
-    enum policy_period period = c->holidays ? holidays_period(c->holidays, time(NULL))
-                                            : POLICY_PRIME;
+        fill_keys(c, leaders[i], &keys[i], now);
+    enum policy_period period = c->holidays ? holidays_period(c->holidays, now) : POLICY_PRIME;
     qsort_r(keys, n, sizeof(*keys), cmp_policy, &c->policy->set[period]);
     for (size_t i = 0; i < n; i++)
         leaders[i] = keys[i].lead;

@@ -249,6 +249,41 @@ static void test_limits(void **state)
     wait_state(all[2], "COMPLETED\n", 30);
 }
 
+/* help_starving_jobs: a job that waited past starve_max goes first, though the sort key
+ * (shortest first) would put a later, shorter one ahead of it. */
+static void test_starving(void **state)
+{
+    (void)state;
+    char nodes[1024], extra[4096], order[700], wrap[900];
+    assert_int_equal(harness_write_file(policy, "sort_by: shortest_job_first\n"
+                                                "help_starving_jobs: true\n"
+                                                "starve_max: 00:00:02\n",
+                                        0644),
+                     0);
+    harness_node_lines(&cluster, NODES, "CPUs=2 RealMemory=1000", nodes, sizeof(nodes));
+    snprintf(extra, sizeof(extra),
+             "MinJobAge=600\nPolicyFile=%s\n%s"
+             "PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=UNLIMITED\n",
+             policy, nodes);
+    assert_int_equal(harness_cluster_write_conf(&cluster, extra), 0);
+    struct result r = RUN("scontrol", "reconfigure");
+    expect_ok(&r);
+    result_free(&r);
+    snprintf(order, sizeof(order), "%s/order-starving", outdir);
+    unsigned blocker = SUBMIT("-J", "blocker", "-t", "1", "-N2", "--exclusive", "--wrap=sleep 6");
+    wait_state(blocker, "RUNNING\n", 20);
+    snprintf(wrap, sizeof(wrap), "--wrap=echo long >> %s", order);
+    unsigned longer = SUBMIT("-J", "long", "-t", "30", "-N2", "--exclusive", wrap);
+    sleep(3);
+    snprintf(wrap, sizeof(wrap), "--wrap=echo short >> %s", order);
+    unsigned shorter = SUBMIT("-J", "short", "-t", "5", "-N2", "--exclusive", wrap);
+    wait_state(longer, "COMPLETED\n", 30);
+    wait_state(shorter, "COMPLETED\n", 30);
+    char *text = harness_read_file(order);
+    assert_string_equal(text, "long\nshort\n");
+    free(text);
+}
+
 static void test_broken_file_refused(void **state)
 {
     (void)state;
@@ -272,6 +307,7 @@ int main(void)
         cmocka_unit_test(test_non_prime_time),
         cmocka_unit_test(test_dedicated_time),
         cmocka_unit_test(test_limits),
+        cmocka_unit_test(test_starving),
         cmocka_unit_test(test_broken_file_refused),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

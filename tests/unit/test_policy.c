@@ -186,6 +186,33 @@ static void test_multi_sort(void **state)
     assert_string_equal(got, "4,2,1,3"); /* a later file's keys replace the list */
 }
 
+/* help_starving_jobs: units that waited past starve_max come first, the longest first;
+ * the rest keep the sort key's order. */
+static void test_starving(void **state)
+{
+    (void)state;
+    struct policy p;
+    policy_defaults(&p);
+    p.set[0].by_queue = 0;
+    p.set[0].help_starving_jobs = 1;
+    p.set[0].starve_max = 100;
+    struct policy_unit v[4];
+    memcpy(v, units, sizeof(v));
+    v[0].waited = 50;  /* not starving */
+    v[1].waited = 0;
+    v[2].waited = 200; /* starving */
+    v[3].waited = 500; /* starving longer */
+    cmp_set = &p.set[0];
+    qsort(v, 4, sizeof(v[0]), cmp);
+    char got[64];
+    snprintf(got, sizeof(got), "%u,%u,%u,%u", v[0].id, v[1].id, v[2].id, v[3].id);
+    assert_string_equal(got, "4,3,2,1"); /* then shortest_job_first: 2 (100) before 1 */
+    p.set[0].help_starving_jobs = 0;
+    qsort(v, 4, sizeof(v[0]), cmp);
+    snprintf(got, sizeof(got), "%u,%u,%u,%u", v[0].id, v[1].id, v[2].id, v[3].id);
+    assert_string_equal(got, "2,4,1,3");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -194,6 +221,7 @@ int main(void)
         cmocka_unit_test(test_forms_and_errors),
         cmocka_unit_test(test_sort_keys),
         cmocka_unit_test(test_multi_sort),
+        cmocka_unit_test(test_starving),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
