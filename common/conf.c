@@ -1001,7 +1001,7 @@ static int parse_text(struct parse *p, const char *text)
     return err;
 }
 
-static int read_file(const char *path, char **out, size_t *len)
+static int read_file(const char *path, size_t max, char **out, size_t *len)
 {
     FILE *f = fopen(path, "re");
     if (!f)
@@ -1012,7 +1012,7 @@ static int read_file(const char *path, char **out, size_t *len)
     for (;;) {
         if (n + 4096 + 1 > cap) {
             cap = cap ? cap * 2 : 8192;
-            char *grown = cap > MAX_CONF_SIZE ? NULL : realloc(buf, cap);
+            char *grown = cap > max * 2 ? NULL : realloc(buf, cap);
             if (!grown) {
                 err = TS_ETOOBIG;
                 break;
@@ -1028,6 +1028,8 @@ static int read_file(const char *path, char **out, size_t *len)
         }
     }
     fclose(f);
+    if (!err && n > max)
+        err = TS_ETOOBIG;
     if (err) {
         free(buf);
         return err;
@@ -1038,11 +1040,22 @@ static int read_file(const char *path, char **out, size_t *len)
     return TS_OK;
 }
 
+int conf_read_text(const char *path, size_t max, char **text, char *errbuf, size_t errlen)
+{
+    size_t len;
+    int err = read_file(path, max, text, &len);
+    if (err == TS_ETOOBIG)
+        snprintf(errbuf, errlen, "%s: too large", path);
+    else if (err)
+        snprintf(errbuf, errlen, "%s: cannot be read", path);
+    return err ? TS_ECONF : TS_OK;
+}
+
 static int parse_file(struct parse *p, const char *path)
 {
     char *text = NULL;
     size_t len = 0;
-    int err = read_file(path, &text, &len);
+    int err = read_file(path, MAX_CONF_SIZE, &text, &len);
     if (err) {
         int saved_line = p->line;
         if (p->depth == 0)

@@ -139,6 +139,11 @@ void conf_filters_free(char **paths, size_t n);
 /* "UP", "DOWN", "DRAIN", "INACTIVE". */
 const char *conf_partition_state_name(enum conf_part_state state);
 
+/* The whole text of a file the configuration names (policy, holidays, ...), at most max
+ * bytes: *text malloc'd. TS_OK, or TS_ECONF with "PATH: cannot be read" or "PATH: too
+ * large" in errbuf. */
+int conf_read_text(const char *path, size_t max, char **text, char *errbuf, size_t errlen);
+
 /* Look a SchedulerParameters entry up: returns 1 and sets *value (the text after "=",
  * or "" for a flag) when present, 0 when absent. value may be NULL. */
 int conf_sched_param(const struct conf *conf, const char *key, const char **value);

@@ -1,6 +1,7 @@
 /* PBS's dedicated_time file. */
 #include "common/dedicated.h"
 
+#include "common/conf.h"
 #include "common/errors.h"
 
 #include <stdio.h>
@@ -66,21 +67,13 @@ int dedicated_parse(const char *text, const char *file, struct dedicated *d, cha
 
 int dedicated_load(const char *path, struct dedicated *d, char *errbuf, size_t errlen)
 {
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        snprintf(errbuf, errlen, "%s: cannot be read", path);
-        return TS_ECONF;
-    }
-    char text[65536];
-    size_t n = fread(text, 1, sizeof(text) - 1, f);
-    int big = !feof(f);
-    fclose(f);
-    if (big) {
-        snprintf(errbuf, errlen, "%s: too large", path);
-        return TS_ECONF;
-    }
-    text[n] = '\0';
-    return dedicated_parse(text, path, d, errbuf, errlen);
+    char *text;
+    int err = conf_read_text(path, 65535, &text, errbuf, errlen);
+    if (err)
+        return err;
+    err = dedicated_parse(text, path, d, errbuf, errlen);
+    free(text);
+    return err;
 }
 
 int dedicated_inside(const struct dedicated *d, time_t t)

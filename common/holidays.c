@@ -1,6 +1,7 @@
 /* The holidays file: prime and non-prime time by kind of day, and holidays. */
 #include "common/holidays.h"
 
+#include "common/conf.h"
 #include "common/errors.h"
 
 #include <ctype.h>
@@ -113,21 +114,13 @@ int holidays_parse(const char *text, const char *file, struct holidays *h, char 
 
 int holidays_load(const char *path, struct holidays *h, char *errbuf, size_t errlen)
 {
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        snprintf(errbuf, errlen, "%s: cannot be read", path);
-        return TS_ECONF;
-    }
-    char text[65536];
-    size_t n = fread(text, 1, sizeof(text) - 1, f);
-    int big = !feof(f);
-    fclose(f);
-    if (big) {
-        snprintf(errbuf, errlen, "%s: too large", path);
-        return TS_ECONF;
-    }
-    text[n] = '\0';
-    return holidays_parse(text, path, h, errbuf, errlen);
+    char *text;
+    int err = conf_read_text(path, 65535, &text, errbuf, errlen);
+    if (err)
+        return err;
+    err = holidays_parse(text, path, h, errbuf, errlen);
+    free(text);
+    return err;
 }
 
 enum policy_period holidays_period(const struct holidays *h, time_t t)

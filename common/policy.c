@@ -2,6 +2,7 @@
  * line at a time, each line for prime, non-prime or both. */
 #include "common/policy.h"
 
+#include "common/conf.h"
 #include "common/errors.h"
 #include "common/timefmt.h"
 
@@ -262,35 +263,12 @@ int policy_parse(const char *text, const char *file, struct policy *p, char *err
 
 int policy_load(const char *path, struct policy *p, char *errbuf, size_t errlen)
 {
-    FILE *f = fopen(path, "re");
-    if (!f) {
-        snprintf(errbuf, errlen, "%s: cannot be read", path);
-        return TS_ECONF;
-    }
-    size_t cap = 4096, len = 0;
-    char *text = malloc(cap);
-    size_t n;
-    while (text && (n = fread(text + len, 1, cap - len - 1, f)) > 0) {
-        len += n;
-        if (cap - len < 2) {
-            char *grown = cap < (1u << 20) ? realloc(text, cap * 2) : NULL;
-            if (!grown) {
-                free(text);
-                text = NULL;
-                break;
-            }
-            text = grown;
-            cap *= 2;
-        }
-    }
-    fclose(f);
-    if (!text) {
-        snprintf(errbuf, errlen, "%s: too large", path);
-        return TS_ECONF;
-    }
-    text[len] = '\0';
+    char *text;
+    int err = conf_read_text(path, (size_t)1 << 20, &text, errbuf, errlen);
+    if (err)
+        return err;
     policy_defaults(p);
-    int err = policy_parse(text, path, p, errbuf, errlen);
+    err = policy_parse(text, path, p, errbuf, errlen);
     free(text);
     return err;
 }
