@@ -178,6 +178,11 @@ int harness_cluster_up(struct harness_cluster *c, int n, const char *attrs, cons
                          extra ? extra : "", nodes, n) >= sizeof(conf) ||
         harness_cluster_write_conf(c, conf))
         return -1;
+    return harness_cluster_start(c, n, outdir, outlen);
+}
+
+int harness_cluster_start(struct harness_cluster *c, int n, char *outdir, size_t outlen)
+{
     snprintf(outdir, outlen, "%s/out", c->dir);
     mkdir(outdir, 01777);
     chmod(outdir, 01777); /* jobs of other users write there too */

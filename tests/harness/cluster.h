@@ -63,6 +63,9 @@ const char *harness_node_lines(struct harness_cluster *c, int n, const char *att
  * the controller and the n node daemons, registered. 0 or -1. */
 int harness_cluster_up(struct harness_cluster *c, int n, const char *attrs, const char *extra,
                        char *outdir, size_t outlen);
+/* The second half of harness_cluster_up, for a test that wrote its own configuration:
+ * <dir>/out for everybody (into outdir), the controller, n node daemons, registered. */
+int harness_cluster_start(struct harness_cluster *c, int n, char *outdir, size_t outlen);
 /* Start tessera-noded -D for node n<i> (1-based). */
 int harness_noded_start(struct harness_cluster *c, int i);
 int harness_noded_stop(struct harness_cluster *c, int i, int sig);

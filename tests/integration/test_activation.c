@@ -78,15 +78,7 @@ static int group_setup(void **state)
              fdir, nodes, fdir, fdir);
     if (harness_cluster_write_conf(&cluster, extra))
         return -1;
-    snprintf(outdir, sizeof(outdir), "%s/out", cluster.dir);
-    mkdir(outdir, 01777);
-    chmod(outdir, 01777);
-    if (harness_ctld_start(&cluster))
-        return -1;
-    for (int i = 1; i <= NODES; i++)
-        if (harness_noded_start(&cluster, i))
-            return -1;
-    return harness_wait_nodes(&cluster, NODES, 15000);
+    return harness_cluster_start(&cluster, NODES, outdir, sizeof(outdir));
 }
 
 static int group_teardown(void **state)

@@ -26,6 +26,27 @@ static struct harness_cluster cluster;
 static char outdir[512], policy[600];
 static unsigned orphan; /* a pending job in partition ded1, which test_limits removes */
 
+/* tessera.conf with the policy file, more keys, and more partitions after "debug". */
+static int write_conf(const char *keys, const char *partitions)
+{
+    char nodes[1024], extra[4096];
+    harness_node_lines(&cluster, NODES, "CPUs=2 RealMemory=1000", nodes, sizeof(nodes));
+    snprintf(extra, sizeof(extra),
+             "MinJobAge=600\nPolicyFile=%s\n%s%s"
+             "PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=UNLIMITED\n%s",
+             policy, keys, nodes, partitions);
+    return harness_cluster_write_conf(&cluster, extra);
+}
+
+/* The same, taken up by the running controller. */
+static void reconfigure(const char *keys, const char *partitions)
+{
+    assert_int_equal(write_conf(keys, partitions), 0);
+    struct result r = RUN("scontrol", "reconfigure");
+    expect_ok(&r);
+    result_free(&r);
+}
+
 static int group_setup(void **state)
 {
     (void)state;
@@ -34,23 +55,9 @@ static int group_setup(void **state)
     snprintf(policy, sizeof(policy), "%s/sched_config", cluster.dir);
     if (harness_write_file(policy, "# shortest first\nsort_by: shortest_job_first all\n", 0644))
         return -1;
-    char nodes[1024], extra[4096];
-    harness_node_lines(&cluster, NODES, "CPUs=2 RealMemory=1000", nodes, sizeof(nodes));
-    snprintf(extra, sizeof(extra),
-             "MinJobAge=600\nPolicyFile=%s\n%s"
-             "PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=UNLIMITED\n",
-             policy, nodes);
-    if (harness_cluster_write_conf(&cluster, extra))
+    if (write_conf("", ""))
         return -1;
-    snprintf(outdir, sizeof(outdir), "%s/out", cluster.dir);
-    mkdir(outdir, 01777);
-    chmod(outdir, 01777);
-    if (harness_ctld_start(&cluster))
-        return -1;
-    for (int i = 1; i <= NODES; i++)
-        if (harness_noded_start(&cluster, i))
-            return -1;
-    return harness_wait_nodes(&cluster, NODES, 15000);
+    return harness_cluster_start(&cluster, NODES, outdir, sizeof(outdir));
 }
 
 static int group_teardown(void **state)
@@ -118,7 +125,7 @@ static void test_shortest_job_first(void **state)
 static void test_non_prime_time(void **state)
 {
     (void)state;
-    char holidays[700], nodes[1024], extra[4096];
+    char holidays[700], keys[800];
     snprintf(holidays, sizeof(holidays), "%s/holidays", cluster.dir);
     assert_int_equal(harness_write_file(holidays, "* never prime\nweekday none all\n"
                                                   "saturday none all\nsunday none all\n", 0644),
@@ -127,15 +134,8 @@ static void test_non_prime_time(void **state)
                                                 "sort_by: largest_memory_first non_prime\n",
                                         0644),
                      0);
-    harness_node_lines(&cluster, NODES, "CPUs=2 RealMemory=1000", nodes, sizeof(nodes));
-    snprintf(extra, sizeof(extra),
-             "MinJobAge=600\nPolicyFile=%s\nHolidaysFile=%s\n%s"
-             "PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=UNLIMITED\n",
-             policy, holidays, nodes);
-    assert_int_equal(harness_cluster_write_conf(&cluster, extra), 0);
-    struct result r = RUN("scontrol", "reconfigure");
-    expect_ok(&r);
-    result_free(&r);
+    snprintf(keys, sizeof(keys), "HolidaysFile=%s\n", holidays);
+    reconfigure(keys, "");
     char *text = run_three("non-prime");
     assert_string_equal(text, "mid\nshort\nlong\n");
     free(text);
@@ -150,23 +150,15 @@ static void stamp(time_t t, char *buf, size_t len)
 
 static void use_dedicated(time_t from, time_t to)
 {
-    char ded[700], a[32], b[32], text[128], nodes[1024], extra[4096];
+    char ded[700], a[32], b[32], text[128], keys[800];
     snprintf(ded, sizeof(ded), "%s/dedicated_time", cluster.dir);
     stamp(from, a, sizeof(a));
     stamp(to, b, sizeof(b));
     snprintf(text, sizeof(text), "# one period\n%s %s\n", a, b);
     assert_int_equal(harness_write_file(ded, text, 0644), 0);
     assert_int_equal(harness_write_file(policy, "sort_by: shortest_job_first\n", 0644), 0);
-    harness_node_lines(&cluster, NODES, "CPUs=2 RealMemory=1000", nodes, sizeof(nodes));
-    snprintf(extra, sizeof(extra),
-             "MinJobAge=600\nPolicyFile=%s\nDedicatedTimeFile=%s\n%s"
-             "PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=UNLIMITED\n"
-             "PartitionName=ded1 Nodes=n[1-2] MaxTime=UNLIMITED\n",
-             policy, ded, nodes);
-    assert_int_equal(harness_cluster_write_conf(&cluster, extra), 0);
-    struct result r = RUN("scontrol", "reconfigure");
-    expect_ok(&r);
-    result_free(&r);
+    snprintf(keys, sizeof(keys), "DedicatedTimeFile=%s\n", ded);
+    reconfigure(keys, "PartitionName=ded1 Nodes=n[1-2] MaxTime=UNLIMITED\n");
 }
 
 /* Inside a dedicated period only the dedicated partitions run; outside it, a job whose
@@ -205,18 +197,9 @@ static void test_dedicated_time(void **state)
 static void test_limits(void **state)
 {
     (void)state;
-    char nodes[1024], extra[4096];
     assert_int_equal(harness_write_file(policy, "sort_by: no_sort\n", 0644), 0);
-    harness_node_lines(&cluster, NODES, "CPUs=2 RealMemory=1000", nodes, sizeof(nodes));
-    snprintf(extra, sizeof(extra),
-             "MinJobAge=600\nPolicyFile=%s\nMaxRunning=2\n%s"
-             "PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=UNLIMITED\n"
-             "PartitionName=lim Nodes=n[1-2] MaxTime=UNLIMITED MaxUserRunning=1\n",
-             policy, nodes);
-    assert_int_equal(harness_cluster_write_conf(&cluster, extra), 0);
-    struct result r = RUN("scontrol", "reconfigure");
-    expect_ok(&r);
-    result_free(&r);
+    reconfigure("MaxRunning=2\n",
+                "PartitionName=lim Nodes=n[1-2] MaxTime=UNLIMITED MaxUserRunning=1\n");
     /* a pending job whose partition went away blocks nobody */
     if (orphan) {
         wait_field(orphan, "%T %r", "PENDING BadConstraints\n", 10);
@@ -254,21 +237,13 @@ static void test_limits(void **state)
 static void test_starving(void **state)
 {
     (void)state;
-    char nodes[1024], extra[4096], order[700], wrap[900];
+    char order[700], wrap[900];
     assert_int_equal(harness_write_file(policy, "sort_by: shortest_job_first\n"
                                                 "help_starving_jobs: true\n"
                                                 "starve_max: 00:00:02\n",
                                         0644),
                      0);
-    harness_node_lines(&cluster, NODES, "CPUs=2 RealMemory=1000", nodes, sizeof(nodes));
-    snprintf(extra, sizeof(extra),
-             "MinJobAge=600\nPolicyFile=%s\n%s"
-             "PartitionName=debug Nodes=n[1-2] Default=YES MaxTime=UNLIMITED\n",
-             policy, nodes);
-    assert_int_equal(harness_cluster_write_conf(&cluster, extra), 0);
-    struct result r = RUN("scontrol", "reconfigure");
-    expect_ok(&r);
-    result_free(&r);
+    reconfigure("", "");
     snprintf(order, sizeof(order), "%s/order-starving", outdir);
     unsigned blocker = SUBMIT("-J", "blocker", "-t", "1", "-N2", "--exclusive", "--wrap=sleep 6");
     wait_state(blocker, "RUNNING\n", 20);

@@ -45,15 +45,7 @@ static int group_setup(void **state)
     if (harness_cluster_init(&cluster, NULL))
         return -1;
     write_conf();
-    snprintf(outdir, sizeof(outdir), "%s/out", cluster.dir);
-    mkdir(outdir, 01777);
-    chmod(outdir, 01777);
-    if (harness_ctld_start(&cluster))
-        return -1;
-    for (int i = 1; i <= NODES; i++)
-        if (harness_noded_start(&cluster, i))
-            return -1;
-    return harness_wait_nodes(&cluster, NODES, 15000);
+    return harness_cluster_start(&cluster, NODES, outdir, sizeof(outdir));
 }
 
 static int group_teardown(void **state)
