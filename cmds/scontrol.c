@@ -4,6 +4,7 @@
 
 #include "common/conf.h"
 #include "common/errors.h"
+#include "common/fairsharefmt.h"
 #include "common/hostlist.h"
 #include "common/jobfmt.h"
 #include "common/stepfmt.h"
@@ -438,6 +439,26 @@ static int show_nodes(struct scontrol *s, const char *names)
     return 0;
 }
 
+/* "scontrol show fairshare": the resource-group tree with shares and usage. */
+static int show_fairshare(struct scontrol *s)
+{
+    if (need_conf(s))
+        return 1;
+    Tessera__FairshareQueryRequest q = TESSERA__FAIRSHARE_QUERY_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_FAIRSHARE_QUERY;
+    req.fairshare_query = &q;
+    Tessera__Response *resp = call(s, &req, "slurm_load_shares");
+    if (!resp)
+        return 1;
+    char *text = fairsharefmt_table(resp->fairshare_query);
+    if (text)
+        fputs(text, stdout);
+    free(text);
+    tessera__response__free_unpacked(resp, NULL);
+    return text ? 0 : 1;
+}
+
 /* "scontrol show sched": sdiag's main-scheduler section, and cycles by trigger. */
 static int show_sched(struct scontrol *s)
 {
@@ -565,6 +586,8 @@ static int cmd_show(struct scontrol *s, int argc, char **argv)
         return show_nodes(s, arg);
     if (!strcasecmp(entity, "sched") || !strcasecmp(entity, "scheduler"))
         return show_sched(s);
+    if (!strcasecmp(entity, "fairshare") || !strcasecmp(entity, "shares"))
+        return show_fairshare(s);
     if (!strcasecmp(entity, "hostnames"))
         return show_hostnames(arg);
     if (!strcasecmp(entity, "hostlist") || !strcasecmp(entity, "hostlistsorted")) {
@@ -674,6 +697,7 @@ static void usage(FILE *out)
             "     show node [NAMES]         nodes\n"
             "     show partition [NAME]     partitions\n"
             "     show sched                scheduler statistics\n"
+            "     show fairshare            the fair-share tree: shares and usage\n"
             "     update jobid=ID k=v...    change a pending job\n"
             "     update nodename=N state=drain|resume|down|undrain reason=TEXT\n"
             "     hold|uhold|release|requeue|suspend|resume JOBLIST\n"

@@ -222,6 +222,7 @@ static const struct directive directives[] = {
     {"NodedUser", DT_STRING, OFF(noded_user), 0, 0, "root", check_noded_user},
     {"PluginDir", DT_PATH, OFF(plugin_dir), 0, 0, TESSERA_PLUGIN_DIR, NULL},
     {"PolicyFile", DT_PATH, OFF(policy_file), 0, 0, NULL, NULL},
+    {"ResourceGroupFile", DT_PATH, OFF(resource_group_file), 0, 0, NULL, NULL},
     {"SchedulerParameters", DT_STRING, OFF(scheduler_parameters), 0, 0, NULL,
      check_scheduler_parameters},
     {"SchedulerType", DT_STRING, OFF(scheduler_type), 0, 0, "sched/backfill",

@@ -97,6 +97,8 @@ struct conf {
     char *plugin_dir;
     char *policy_file;       /* PolicyFile=: PBS-style scheduling policy (NULL: none) */
     char *holidays_file;     /* HolidaysFile=: prime and non-prime time (NULL: all prime) */
+    char *resource_group_file; /* ResourceGroupFile=: the fair-share tree (NULL: root and
+                                * unknown only) */
     char *dedicated_time_file; /* DedicatedTimeFile=: dedicated periods (NULL: none) */
     char *ctld_log_file;
     char *ctld_pid_file;

@@ -13,7 +13,7 @@
 #include <string.h>
 #include <strings.h>
 
-enum kind { K_BOOL, K_DURATION, K_UINT, K_WORD, K_SORT, K_KEY, K_IGNORED };
+enum kind { K_BOOL, K_DURATION, K_UINT, K_WORD, K_SORT, K_KEY, K_ENTITY, K_IGNORED };
 
 struct directive {
     const char *name;
@@ -38,6 +38,7 @@ static const struct directive directives[] = {
     {"unknown_shares", K_UINT, OFF(unknown_shares)},
     {"log_filter", K_UINT, OFF(log_filter)},
     {"dedicated_prefix", K_WORD, OFF(dedicated_prefix)},
+    {"fairshare_entity", K_ENTITY, OFF(fairshare_entity)},
     {"debug_level", K_IGNORED, 0}, /* PBS's scheduler log level: Tessera logs its own way */
 };
 #undef OFF
@@ -158,6 +159,16 @@ static int set(struct parse *ps, const struct directive *d, struct policy_set *s
     case K_SORT:
         if (parse_sort(v, field))
             return fail(ps, "unknown sort_by '%s'", v);
+        return TS_OK;
+    case K_ENTITY:
+        if (!strcasecmp(v, "euser"))
+            *(enum policy_entity *)field = POLICY_ENTITY_USER;
+        else if (!strcasecmp(v, "egroup"))
+            *(enum policy_entity *)field = POLICY_ENTITY_GROUP;
+        else if (!strcasecmp(v, "account") || !strcasecmp(v, "Account_Name"))
+            *(enum policy_entity *)field = POLICY_ENTITY_ACCOUNT;
+        else
+            return fail(ps, "%s must be euser, egroup or account, not '%s'", d->name, v);
         return TS_OK;
     case K_KEY: {
         enum policy_sort k;
@@ -287,8 +298,14 @@ static int compare_key(enum policy_sort key, const struct policy_unit *x,
     case POLICY_SORT_LOW_PRIORITY: return CMP(x->priority, y->priority);
     case POLICY_SORT_LARGE_WALLTIME: return CMP(y->walltime, x->walltime);
     case POLICY_SORT_SHORT_WALLTIME: return CMP(x->walltime, y->walltime);
-    default: return 0; /* no_sort; fair_share orders nothing until usage is kept */
+    case POLICY_SORT_FAIR_SHARE: return CMP(y->fs_norm, x->fs_norm); /* larger share first */
+    default: return 0; /* no_sort */
     }
+}
+
+int policy_starving(const struct policy_set *s, const struct policy_unit *u)
+{
+    return s->help_starving_jobs && u->waited > s->starve_max;
 }
 
 int policy_compare(const struct policy_set *s, const struct policy_unit *x,
@@ -301,7 +318,7 @@ int policy_compare(const struct policy_set *s, const struct policy_unit *x,
             d = strcmp(x->partition ? x->partition : "", y->partition ? y->partition : "");
     }
     if (!d && s->help_starving_jobs) {
-        int sx = x->waited > s->starve_max, sy = y->waited > s->starve_max;
+        int sx = policy_starving(s, x), sy = policy_starving(s, y);
         d = CMP(sy, sx);
         if (!d && sx)
             d = CMP(y->waited, x->waited); /* the longest starving first */

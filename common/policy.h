@@ -26,6 +26,13 @@ enum policy_sort {
 
 #define POLICY_MAX_KEYS 8
 
+/* fairshare_entity: whom fair share charges a job to (PBS Pro's names are accepted). */
+enum policy_entity {
+    POLICY_ENTITY_USER,    /* euser (the default) */
+    POLICY_ENTITY_GROUP,   /* egroup */
+    POLICY_ENTITY_ACCOUNT, /* account, Account_Name: sbatch -A */
+};
+
 /* One period's values. */
 struct policy_set {
     int round_robin, by_queue, strict_fifo, fair_share, load_balancing, help_starving_jobs;
@@ -38,6 +45,7 @@ struct policy_set {
     uint32_t unknown_shares;
     uint32_t log_filter;
     char dedicated_prefix[32];
+    enum policy_entity fairshare_entity; /* whose usage a job is charged to */
 };
 
 struct policy {
@@ -65,6 +73,11 @@ struct policy_unit {
     int64_t walltime;     /* the longest limit (INT64_MAX: unlimited) */
     uint64_t mem_mb;      /* requested memory */
     int64_t waited;       /* seconds since it became eligible (0: not eligible) */
+    int fs_entity;        /* its fair-share node (fairshare_entity()) */
+    double fs_norm;       /* that node's normalised share (sort_by: fair_share) */
+    void *owner;          /* the caller's: carried along, never read */
+    int starving;         /* set by policy_order: waited past starve_max (with
+                           * help_starving_jobs) */
 };
 
 /* qsort order of two units under one period's policy: by_queue's queues first; then, with
@@ -72,5 +85,17 @@ struct policy_unit {
  * first); then the sort_by key or the multi_sort keys; then submission order. */
 int policy_compare(const struct policy_set *s, const struct policy_unit *x,
                    const struct policy_unit *y);
+
+/* Whether a unit starves under the period's values. */
+int policy_starving(const struct policy_set *s, const struct policy_unit *u);
+
+/* The order the scheduler sees units in under one period's values: policy_compare's
+ * order; then with fair_share on (and fs given) each queue's units after its starving
+ * ones in fair-share order (fairshare_order); then with round_robin the queues (by
+ * PriorityTier, then name) interleaved, one unit of each in turn. Sets each unit's
+ * starving. TS_OK, or TS_ENOMEM with the units in policy_compare's order. */
+struct fairshare;
+int policy_order(const struct policy_set *s, struct policy_unit *units, size_t n,
+                 const struct fairshare *fs);
 
 #endif

@@ -55,6 +55,11 @@ struct sched_unit {
                                           * usual (a start goes to the filter first) */
     const struct select_alloc *kept;     /* SCHED_ACT_RESERVE: per component, the
                                           * candidate resources held for it */
+    int greedy;                          /* when it cannot start it neither reserves nor
+                                          * holds back the units after it: they start
+                                          * wherever they fit (a policy file's
+                                          * strict_fifo: false). 0: it does (Slurm's
+                                          * rule, and strict_fifo: true) */
 };
 
 /* What one running job component holds, node by node, until its expected end. */

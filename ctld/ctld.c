@@ -1,6 +1,7 @@
 /* Controller life: start-up, the event loop, signals, reconfiguration, shutdown. */
 #include "ctld/ctld.h"
 #include "ctld/acct.h"
+#include "ctld/fairshare_usage.h"
 #include "ctld/filter_activate.h"
 #include "ctld/filter_run.h"
 #include "ctld/filter_submit.h"
@@ -9,6 +10,7 @@
 #include "common/auth.h"
 #include "common/conf.h"
 #include "common/dedicated.h"
+#include "common/fairshare.h"
 #include "common/holidays.h"
 #include "common/policy.h"
 #include "common/jobstate.h"
@@ -51,14 +53,17 @@ static void housekeeping_tick(struct loop *loop, struct loop_timer *t, void *arg
     job_housekeeping(arg, now);
     acct_housekeeping(arg, now);
     filter_activate_housekeeping(arg, now);
+    fairshare_usage_tick(arg, now);
 }
 
-/* The policy, holidays and dedicated-time files the configuration names, parsed (NULL
- * when it names none); nothing is kept when one of them is wrong. */
+/* The policy, holidays, dedicated-time and resource-group files the configuration names,
+ * parsed (NULL when it names none; the fair-share tree is always there); nothing is kept
+ * when one of them is wrong. */
 struct policy_files {
     struct policy *policy;
     struct holidays *holidays;
     struct dedicated *dedicated;
+    struct fairshare *tree;
 };
 
 static void policy_files_free(struct policy_files *f)
@@ -66,6 +71,7 @@ static void policy_files_free(struct policy_files *f)
     free(f->policy);
     free(f->holidays);
     free(f->dedicated);
+    fairshare_destroy(f->tree);
     memset(f, 0, sizeof(*f));
 }
 
@@ -86,6 +92,8 @@ static int load_policy(const struct conf *conf, struct policy_files *out, char *
         err = holidays_load(conf->holidays_file, f.holidays, errbuf, errlen);
     if (!err && f.dedicated)
         err = dedicated_load(conf->dedicated_time_file, f.dedicated, errbuf, errlen);
+    if (!err)
+        err = fairshare_usage_load_tree(conf, f.policy, &f.tree, errbuf, errlen);
     if (err)
         policy_files_free(&f);
     *out = f;
@@ -100,6 +108,9 @@ static void policy_files_take(struct ctld *c, struct policy_files *f)
     c->policy = f->policy;
     c->holidays = f->holidays;
     c->dedicated = f->dedicated;
+    if (f->tree) /* at start-up the tree goes to fairshare_usage_init instead */
+        fairshare_usage_replace_tree(c, f->tree);
+    f->tree = NULL;
 }
 
 static void on_orphan(struct loop *loop, pid_t pid, int status, const struct rusage *usage,
@@ -165,6 +176,7 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
     *out = NULL;
     struct ctld *c = calloc(1, sizeof(*c));
     struct policy_files files;
+    struct fairshare *tree = NULL; /* until fairshare_usage_init owns it */
     if (!c)
         return TS_ENOMEM;
     c->start_time = time(NULL);
@@ -179,6 +191,8 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
     if ((err = setup_logging(c->conf, opts, errbuf, errlen)) ||
         (err = load_policy(c->conf, &files, errbuf, errlen)))
         goto error;
+    tree = files.tree;
+    files.tree = NULL;
     policy_files_take(c, &files);
 
     /* Commands restrict their credentials to SlurmUser's uid: as anyone else we could
@@ -220,6 +234,10 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
         (err = step_table_load(c, errbuf, errlen)) ||
         (err = node_table_build(c, errbuf, errlen)))
         goto error;
+    err = fairshare_usage_init(c, tree, errbuf, errlen);
+    tree = NULL;
+    if (err)
+        goto error;
     hold_running(c);
     job_housekeeping(c, time(NULL));
     if (!(c->housekeeping = loop_timer_add(c->loop, 1000, 1000, housekeeping_tick, c))) {
@@ -238,6 +256,7 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
 error:
     if (!errbuf[0])
         snprintf(errbuf, errlen, "%s", ts_strerror(err));
+    fairshare_destroy(tree);
     ctld_destroy(c);
     return err;
 }
@@ -270,6 +289,7 @@ void ctld_destroy(struct ctld *c)
         for (int i = 0; i < 3; i++) /* deliver what the auth threads posted */
             loop_run_once(c->loop, 0);
     }
+    fairshare_usage_fini(c); /* its usage goes into the store's last batch */
     store_close(c->store);
     job_table_fini(&c->jobs);
     step_cred_fini(c);

@@ -25,6 +25,7 @@ struct filter_run;
 struct policy;
 struct holidays;
 struct dedicated;
+struct fairshare_usage;
 struct filter_submission;
 struct activation;
 struct store;
@@ -59,6 +60,7 @@ struct ctld {
     struct policy *policy;
     struct holidays *holidays;    /* HolidaysFile= (NULL: always prime time) */
     struct dedicated *dedicated;  /* DedicatedTimeFile= (NULL: none) */
+    struct fairshare_usage *fairshare; /* the fair-share tree and usage (fairshare_usage.c) */
 
     /* accounting (ctld/acct.c) */
     int64_t acct_max_span;        /* longest eligible-to-end time of any stored record */

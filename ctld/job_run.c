@@ -8,6 +8,7 @@
  */
 #include "ctld/ctld.h"
 #include "ctld/acct.h"
+#include "ctld/fairshare_usage.h"
 #include "ctld/job.h"
 #include "ctld/node.h"
 #include "ctld/sched.h"
@@ -122,6 +123,7 @@ static void finish_component(struct ctld *c, struct job *j, Tessera__JobState st
     Tessera__JobRecord *r = j->rec;
     if (jobstate_is_finished(r->state))
         return;
+    fairshare_usage_job_stopped(c, r, now);
     if (r->state != TESSERA__JOB_STATE__JOB_PENDING)
         node_release(c, r);
     r->state = state;
@@ -154,6 +156,7 @@ void job_requeue_unit(struct ctld *c, struct job *leader)
         Tessera__JobRecord *r = j->rec;
         if (r->state != TESSERA__JOB_STATE__JOB_PENDING && !jobstate_is_finished(r->state))
             node_release(c, r);
+        fairshare_usage_job_stopped(c, r, time(NULL));
         acct_job_requeued(c, j, time(NULL));
         acctusage_replace(&r->batch_usage, NULL); /* the next run measures its own */
         r->state = TESSERA__JOB_STATE__JOB_PENDING;

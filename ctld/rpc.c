@@ -3,6 +3,7 @@
 #include "ctld/ctld.h"
 #include "ctld/rpc.h"
 #include "ctld/acct.h"
+#include "ctld/fairshare_usage.h"
 
 #include "common/conf.h"
 #include "common/errors.h"
@@ -137,5 +138,6 @@ const struct rpc_handler ctld_rpc_handlers[] = {
     {TESSERA__REQUEST__MSG_STEP_COMPLETE, "step_complete", ctld_handle_step_complete},
     {TESSERA__REQUEST__MSG_STEP_QUERY, "step_query", ctld_handle_step_query},
     {TESSERA__REQUEST__MSG_ACCT_QUERY, "acct_query", ctld_handle_acct_query},
+    {TESSERA__REQUEST__MSG_FAIRSHARE_QUERY, "fairshare_query", ctld_handle_fairshare_query},
 };
 const size_t ctld_rpc_nhandlers = sizeof(ctld_rpc_handlers) / sizeof(ctld_rpc_handlers[0]);

@@ -63,8 +63,9 @@ int sched_cycle_build_one(struct ctld *c, struct cycle *cy, Tessera__JobDesc *co
 void sched_cycle_free(struct cycle *cy);
 
 /* ctld/sched_order.c: the order of pending units (the default priority, or the policy
- * file's sort keys). */
-void sched_order_units(struct ctld *c, struct job **leaders, size_t n);
+ * file's order: sort keys, fair share, round robin) and, per unit in that order, whether
+ * it is greedy (strict_fifo off: sched_unit.greedy). */
+void sched_order_units(struct ctld *c, struct job **leaders, size_t n, unsigned char *greedy);
 /* ctld/sched_limits.c: MaxRunning, MaxUserRunning, MaxGroupRunning (cluster and per
  * partition). The counts of what runs now (NULL when no limit is configured); whether a
  * unit may start on top of them (if not its reason says which limit); a start counted. */

@@ -1,23 +1,25 @@
 /* The order the scheduler sees pending units in (docs/policies.md).
  *
  * Without a policy file: the highest component priority first, then the lower id (the
- * default priority weighs age, nice and size). With one, PBS's order: when by_queue is
- * on, queue by queue (the partition's PriorityTier, highest first; then its name), with
- * help_starving_jobs the starving units first, and within that by the sort_by key or the
- * multi_sort keys, ties in submission order. The head of the queue gets the backfill
- * scheduler's reservation: a starving job is not overtaken except by jobs that do not
- * delay it. The
- * period's values apply: prime or non-prime time by HolidaysFile= (always prime without
- * one). Dedicated time (DedicatedTimeFile=) keeps units out of the view: inside a period
- * all but those of dedicated partitions, outside it those, and units whose time limit
- * would reach into the next period. */
+ * default priority weighs age, nice and size), and every unit that waits holds the ones
+ * after it back (reservations, Slurm's rule). With one, common/policy_order.c's order
+ * under the current period's values (prime or non-prime time by HolidaysFile=, always
+ * prime without one): queues, starving units, sort keys, fair share, round robin. With
+ * strict_fifo off (PBS's default) the units are greedy: one that cannot start holds
+ * nobody back, except a starving one, which keeps the head and its reservation.
+ *
+ * Dedicated time (DedicatedTimeFile=) keeps units out of the view: inside a period all
+ * but those of dedicated partitions, outside it those, and units whose time limit would
+ * reach into the next period. */
 #include "ctld/sched_int.h"
 
 #include "ctld/ctld.h"
+#include "ctld/fairshare_usage.h"
 #include "ctld/job.h"
 
 #include "common/conf.h"
 #include "common/dedicated.h"
+#include "common/fairshare.h"
 #include "common/holidays.h"
 #include "common/jobstate.h"
 #include "common/policy.h"
@@ -27,21 +29,16 @@
 #include <string.h>
 #include <time.h>
 
-struct unit_keys {
-    struct job *lead;
-    struct policy_unit u;
-};
-
 static int64_t sat_add(int64_t a, int64_t b)
 {
     return a > INT64_MAX - b ? INT64_MAX : a + b;
 }
 
-static void fill_keys(struct ctld *c, struct job *lead, struct unit_keys *k, time_t now)
+static void fill_keys(struct ctld *c, struct job *lead, struct policy_unit *u, time_t now,
+                      int fair)
 {
-    memset(k, 0, sizeof(*k));
-    k->lead = lead;
-    struct policy_unit *u = &k->u;
+    memset(u, 0, sizeof(*u));
+    u->owner = lead;
     u->id = lead->rec->job_id;
     u->priority = job_unit_priority(lead);
     const Tessera__JobRecord *r0 = lead->rec;
@@ -49,6 +46,8 @@ static void fill_keys(struct ctld *c, struct job *lead, struct unit_keys *k, tim
     u->tier = p ? p->priority_tier : 0;
     u->partition = r0->desc->partition ? r0->desc->partition : "";
     u->waited = r0->eligible_time && now > r0->eligible_time ? now - r0->eligible_time : 0;
+    u->fs_entity = fair ? fairshare_usage_entity(c, r0, now) : -1;
+    u->fs_norm = fair ? fairshare_norm_shares(fairshare_usage_tree(c), u->fs_entity) : 0;
     for (size_t i = 0; i < job_ncomponents(lead); i++) {
         const Tessera__JobRecord *r = job_component(lead, i)->rec;
         const Tessera__JobDesc *d = r->desc;
@@ -68,12 +67,6 @@ static void fill_keys(struct ctld *c, struct job *lead, struct unit_keys *k, tim
 
 #define CMP(a, b) ((a) < (b) ? -1 : (a) > (b))
 
-static int cmp_policy(const void *a, const void *b, void *arg)
-{
-    const struct unit_keys *x = a, *y = b;
-    return policy_compare(arg, &x->u, &y->u);
-}
-
 static int cmp_default(const void *a, const void *b)
 {
     const struct job *x = *(struct job *const *)a, *y = *(struct job *const *)b;
@@ -83,27 +76,32 @@ static int cmp_default(const void *a, const void *b)
     return CMP(x->rec->job_id, y->rec->job_id);
 }
 
-void sched_order_units(struct ctld *c, struct job **leaders, size_t n)
+void sched_order_units(struct ctld *c, struct job **leaders, size_t n, unsigned char *greedy)
 {
-    if (n < 2)
-        return;
+    memset(greedy, 0, n);
     if (!c->policy) {
         qsort(leaders, n, sizeof(*leaders), cmp_default);
         return;
     }
-    struct unit_keys *keys = malloc(n * sizeof(*keys));
-    if (!keys) { /* out of memory: the default order rather than none */
+    struct policy_unit *units = malloc((n + 1) * sizeof(*units));
+    if (!units) { /* out of memory: the default order rather than none */
         qsort(leaders, n, sizeof(*leaders), cmp_default);
         return;
     }
     time_t now = time(NULL);
-    for (size_t i = 0; i < n; i++)
-        fill_keys(c, leaders[i], &keys[i], now);
     enum policy_period period = c->holidays ? holidays_period(c->holidays, now) : POLICY_PRIME;
-    qsort_r(keys, n, sizeof(*keys), cmp_policy, &c->policy->set[period]);
+    const struct policy_set *set = &c->policy->set[period];
+    int fair = fairshare_usage_wanted(c, now);
     for (size_t i = 0; i < n; i++)
-        leaders[i] = keys[i].lead;
-    free(keys);
+        fill_keys(c, leaders[i], &units[i], now, fair);
+    policy_order(set, units, n, fair ? fairshare_usage_tree(c) : NULL);
+    for (size_t i = 0; i < n; i++) {
+        leaders[i] = units[i].owner;
+        /* strict_fifo off: a unit that cannot start holds nobody back, except a starving
+         * one (help_starving_jobs), which reserves */
+        greedy[i] = !set->strict_fifo && !units[i].starving;
+    }
+    free(units);
 }
 
 /* ------------------------------------------------------------------------------------ */

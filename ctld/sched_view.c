@@ -261,7 +261,8 @@ static int partitions_exist(struct ctld *c, struct job *lead)
     return 1;
 }
 
-static struct job **collect_units(struct ctld *c, time_t now, size_t *count, size_t *ncomps)
+static struct job **collect_units(struct ctld *c, time_t now, size_t *count, size_t *ncomps,
+                                  unsigned char **greedy)
 {
     size_t n = 0, cap = 64;
     struct job **leaders = malloc(cap * sizeof(*leaders));
@@ -284,8 +285,12 @@ static struct job **collect_units(struct ctld *c, time_t now, size_t *count, siz
         *ncomps += job_ncomponents(j);
     }
     sched_limits_free(lc);
+    if (leaders && !(*greedy = malloc(n + 1))) {
+        free(leaders);
+        return NULL;
+    }
     if (leaders)
-        sched_order_units(c, leaders, n);
+        sched_order_units(c, leaders, n, *greedy);
     *count = n;
     return leaders;
 }
@@ -372,13 +377,15 @@ static void unit_init(struct cycle *cy, size_t u, uint32_t id, uint32_t prio, si
 int sched_cycle_build(struct ctld *c, struct cycle *cy, enum sched_kind kind, time_t now)
 {
     memset(cy, 0, sizeof(*cy));
-    struct job **leaders = collect_units(c, now, &cy->nunits, &cy->ncomps);
+    unsigned char *greedy = NULL;
+    struct job **leaders = collect_units(c, now, &cy->nunits, &cy->ncomps, &greedy);
     int err = leaders ? cycle_alloc(c, cy, kind, now) : TS_ENOMEM;
     size_t k = 0;
     for (size_t u = 0; !err && u < cy->nunits; u++) {
         struct job *lead = leaders[u];
         size_t ncomp = job_ncomponents(lead);
         unit_init(cy, u, lead->rec->job_id, job_unit_priority(lead), ncomp, k);
+        cy->units[u].greedy = greedy[u];
         filter_activate_unit(c, lead, now, &cy->units[u]); /* a standing filter verdict */
         if (cy->units[u].kept)
             err = own_kept(cy, &cy->units[u]);
@@ -388,6 +395,7 @@ int sched_cycle_build(struct ctld *c, struct cycle *cy, enum sched_kind kind, ti
         }
     }
     free(leaders);
+    free(greedy);
     if (!err)
         view_init(c, cy);
     return err;

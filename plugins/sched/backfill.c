@@ -29,6 +29,9 @@
  * placement of all components at once (select's place_het) is tried first, so
  * overlapping partitions cannot starve it.
  *
+ * A greedy unit (a policy file's strict_fifo: false) that cannot start waits without a
+ * reservation and blocks nobody: the units after it start wherever they fit now.
+ *
  * Standing activation verdicts (SPEC 3.2, kept by the controller between two runs of a
  * unit's filter): a unit that blocks the queue does not start and neither does any unit
  * after it; a unit that keeps its resources holds them in the plan from now and the
@@ -812,6 +815,10 @@ static int backfill_unit(struct bf_state *st, const struct sched_view *v,
     }
     d->verdict = waiting_verdict(st, u);
     d->expected_start = out.start;
+    if (u->greedy) { /* it waits without holding anything or anybody back */
+        release_unit(st, u->ncomponents, ids);
+        return TS_OK;
+    }
     int reserve = out.start && st->reserved < st->p.reserve_depth;
     if (reserve) {
         for (size_t c = 0; c < u->ncomponents; c++)
@@ -835,7 +842,7 @@ static void unit_without_backfill(struct bf_state *st, const struct sched_view *
         return;
     }
     try_now(st, v, u, d);
-    if (d->verdict == SCHED_RESOURCES)
+    if (d->verdict == SCHED_RESOURCES && !u->greedy)
         block(st, u, BLOCK_HARD);
 }
 
@@ -932,7 +939,7 @@ static enum sched_status event_cycle(struct bf_state *st, struct sched_view *v,
             if (d->verdict == SCHED_RESOURCES && blocked != BLOCK_NONE)
                 d->verdict = SCHED_PRIORITY;
         }
-        if (d->verdict == SCHED_START || d->verdict == SCHED_NEVER)
+        if (d->verdict == SCHED_START || d->verdict == SCHED_NEVER || u->greedy)
             continue;
         const struct resv *own = resv_find(&st->published, u->id);
         if (own)

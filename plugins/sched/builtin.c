@@ -5,7 +5,8 @@
  * first unit that cannot start: later units of that partition wait behind it ("never
  * jump the queue", SPEC 1.4), so a wide job is not starved by a stream of small ones. A
  * unit that touches a blocked partition waits too. A unit that could not run even on an
- * empty cluster blocks nobody.
+ * empty cluster blocks nobody, and neither does a greedy one (a policy file's strict_fifo:
+ * false): the units after it start wherever they fit.
  *
  * Standing activation verdicts (SPEC 3.2) are honoured as sched/backfill honours them: a
  * blocking unit stops every unit after it (also while its filter is asked again), a
@@ -118,7 +119,7 @@ static enum sched_status schedule(void *state, struct sched_view *view,
             break;
         case SELECT_BUSY:
             d->verdict = SCHED_RESOURCES;
-            for (size_t c = 0; c < u->ncomponents; c++)
+            for (size_t c = 0; !u->greedy && c < u->ncomponents; c++)
                 blocked[u->partitions[c]] = 1;
             break;
         default:

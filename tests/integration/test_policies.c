@@ -1,11 +1,14 @@
 /* A scheduling policy file on a live cluster (SPEC 2.2): with sort_by:
  * shortest_job_first, jobs that each need the whole cluster start shortest first,
- * although they were submitted (and by the default priority would run) longest first.
- * A broken policy file is refused by scontrol reconfigure and the running one stays.
+ * although they were submitted (and by the default priority would run) longest first;
+ * prime and non-prime time, dedicated time, running-job limits, starving jobs,
+ * strict_fifo, fair share by account (kept across a restart). A broken policy file is
+ * refused by scontrol reconfigure and the running one stays.
  */
 #include "cluster.h"
 
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -259,6 +262,120 @@ static void test_starving(void **state)
     free(text);
 }
 
+static void cancel(unsigned id)
+{
+    char a[16];
+    snprintf(a, sizeof(a), "%u", id);
+    struct result r = RUN("scancel", a);
+    expect_ok(&r);
+    result_free(&r);
+}
+
+/* strict_fifo: a job that waits for the whole cluster holds back a later one that would
+ * fit now but run past the first one's start (with backfill, a shorter one could still
+ * go); with strict_fifo off (PBS's default) the later one starts. */
+static void test_strict_fifo(void **state)
+{
+    (void)state;
+    assert_int_equal(harness_write_file(policy, "sort_by: no_sort\nstrict_fifo: true\n", 0644),
+                     0);
+    reconfigure("", "");
+    unsigned a = SUBMIT("-J", "a", "-t", "10", "-N1", "--exclusive", "--wrap=sleep 120");
+    wait_state(a, "RUNNING\n", 20);
+    unsigned b = SUBMIT("-J", "b", "-t", "5", "-N2", "--exclusive", "--wrap=true");
+    unsigned c = SUBMIT("-J", "c", "-t", "30", "-N1", "--wrap=sleep 120");
+    wait_field(b, "%T %r", "PENDING Resources\n", 10);
+    sleep(2);
+    char *t = query(c, "%T %r");
+    assert_string_equal(t, "PENDING Priority\n");
+    free(t);
+    assert_int_equal(harness_write_file(policy, "sort_by: no_sort\nstrict_fifo: false\n", 0644),
+                     0);
+    reconfigure("", "");
+    wait_state(c, "RUNNING\n", 10);
+    t = query(b, "%T");
+    assert_string_equal(t, "PENDING\n");
+    free(t);
+    cancel(a);
+    cancel(b);
+    cancel(c);
+    wait_state(c, "CANCELLED\n", 20);
+}
+
+/* One line of "scontrol show fairshare": the usage of name. */
+static double fairshare_usage_of(const char *name)
+{
+    struct result r = RUN("scontrol", "show", "fairshare");
+    expect_ok(&r);
+    double usage = -1;
+    for (const char *line = r.out; line && *line;) {
+        char n[64];
+        unsigned id, raw;
+        double norm, u;
+        if (sscanf(line, "%63s %u %u %lf %lf", n, &id, &raw, &norm, &u) == 5 && !strcmp(n, name))
+            usage = u;
+        line = strchr(line, '\n');
+        line = line ? line + 1 : NULL;
+    }
+    if (usage < 0)
+        fail_msg("no %s in: %s", name, r.out);
+    result_free(&r);
+    return usage;
+}
+
+/* Fair share by account: after physics used the cluster, a chemistry job submitted after
+ * two physics jobs runs first. The usage shows in scontrol show fairshare and survives a
+ * restart of the controller. */
+static void test_fair_share(void **state)
+{
+    (void)state;
+    char groups[700], keys[800], order[700], wrap[900];
+    snprintf(groups, sizeof(groups), "%s/resource_group", cluster.dir);
+    assert_int_equal(harness_write_file(groups, "# name id parent shares\n"
+                                                "physics 10 root 1\nchemistry 11 root 1\n",
+                                        0644),
+                     0);
+    assert_int_equal(harness_write_file(policy, "sort_by: no_sort\nfair_share: true\n"
+                                                "fairshare_entity: account\n",
+                                        0644),
+                     0);
+    snprintf(keys, sizeof(keys), "ResourceGroupFile=%s\n", groups);
+    reconfigure(keys, "");
+    snprintf(order, sizeof(order), "%s/order-fair", outdir);
+    unsigned blocker = SUBMIT("-J", "blocker", "-A", "physics", "-t", "1", "-N2", "--exclusive",
+                              "--wrap=sleep 60");
+    wait_state(blocker, "RUNNING\n", 20);
+    const char *who[] = {"p1", "p2", "c1"};
+    const char *acct[] = {"physics", "physics", "chemistry"};
+    unsigned ids[3];
+    for (int i = 0; i < 3; i++) {
+        snprintf(wrap, sizeof(wrap), "--wrap=echo %s >> %s", who[i], order);
+        ids[i] = SUBMIT("-J", who[i], "-A", acct[i], "-t", "1", "-N2", "--exclusive", wrap);
+    }
+    sleep(3);
+    cancel(blocker); /* physics is charged its 4 CPUs for those seconds */
+    for (int i = 0; i < 3; i++)
+        wait_state(ids[i], "COMPLETED\n", 30);
+    char *text = harness_read_file(order);
+    assert_string_equal(text, "c1\np1\np2\n");
+    free(text);
+    double physics = fairshare_usage_of("physics");
+    if (physics < 8)
+        fail_msg("physics used %.0f CPU-seconds, not 8 or more", physics);
+    struct result r = RUN("scontrol", "show", "fairshare");
+    assert_true(has_line(r.out, "Entity=account FairShare=on HalfLife=1-00:00:00"));
+    result_free(&r);
+    /* kept across a restart */
+    harness_ctld_stop(&cluster, SIGTERM);
+    if (harness_ctld_start(&cluster)) {
+        char *log = harness_read_file(cluster.ctld_log);
+        fail_msg("the controller did not come back: %s", log ? log : "(no log)");
+    }
+    double again = fairshare_usage_of("physics");
+    if (again < physics * 0.99 || again > physics + 1)
+        fail_msg("physics used %.0f CPU-seconds before the restart, %.0f after", physics, again);
+}
+
 static void test_broken_file_refused(void **state)
 {
     (void)state;
@@ -283,6 +400,8 @@ int main(void)
         cmocka_unit_test(test_dedicated_time),
         cmocka_unit_test(test_limits),
         cmocka_unit_test(test_starving),
+        cmocka_unit_test(test_strict_fifo),
+        cmocka_unit_test(test_fair_share),
         cmocka_unit_test(test_broken_file_refused),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

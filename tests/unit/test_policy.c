@@ -1,5 +1,7 @@
-/* Unit tests for the policy file parser (common/policy.c): PBS's defaults, the source's
- * example file, prime/non-prime values, multi_sort keys, errors with file and line. */
+/* Unit tests for the policy file parser (common/policy.c) and the order it gives
+ * (common/policy_order.c): PBS's defaults, the source's example file, prime/non-prime
+ * values, multi_sort keys, errors with file and line; each sort key, starving units,
+ * round robin over queues, fair share. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -8,6 +10,7 @@
 #include <cmocka.h>
 
 #include "common/errors.h"
+#include "common/fairshare.h"
 #include "common/policy.h"
 
 #include <stdio.h>
@@ -213,6 +216,104 @@ static void test_starving(void **state)
     assert_string_equal(got, "2,4,1,3");
 }
 
+static void ids(const struct policy_unit *v, size_t n, char *out, size_t len)
+{
+    size_t k = 0;
+    out[0] = '\0';
+    for (size_t i = 0; i < n && k < len; i++)
+        k += (size_t)snprintf(out + k, len - k, i ? ",%u" : "%u", v[i].id);
+}
+
+/* sort_by: fair_share orders by the entities' normalised shares (the strict-priority
+ * recipe: shares as priorities). */
+static void test_fair_share_key(void **state)
+{
+    (void)state;
+    struct policy p;
+    policy_defaults(&p);
+    p.set[0].by_queue = 0;
+    p.set[0].sort_by = POLICY_SORT_FAIR_SHARE;
+    struct policy_unit v[4];
+    memcpy(v, units, sizeof(v));
+    v[0].fs_norm = 0.5;
+    v[1].fs_norm = 0.001;
+    v[2].fs_norm = 0.9;
+    v[3].fs_norm = 0.5;
+    char got[64];
+    assert_int_equal(policy_order(&p.set[0], v, 4, NULL), TS_OK);
+    ids(v, 4, got, sizeof(got));
+    assert_string_equal(got, "3,1,4,2");
+}
+
+/* round_robin: one unit of each queue in turn (queues by tier, then name), each queue in
+ * its sort order; the same with by_queue off. */
+static void test_round_robin(void **state)
+{
+    (void)state;
+    struct policy p;
+    policy_defaults(&p);
+    char err[128], got[64];
+    assert_int_equal(policy_parse("round_robin: true\n", "f", &p, err, sizeof(err)), TS_OK);
+    struct policy_unit v[6];
+    memcpy(v, units, sizeof(units));
+    v[4] = (struct policy_unit){.id = 5, .tier = 5, .partition = "a", .cput = 300};
+    v[5] = (struct policy_unit){.id = 6, .tier = 1, .partition = "c", .cput = 1};
+    assert_int_equal(policy_order(&p.set[0], v, 6, NULL), TS_OK);
+    ids(v, 6, got, sizeof(got));
+    /* a (tier 5): 4, 5; b: 2, 1, 3; c: 6 */
+    assert_string_equal(got, "4,2,6,5,1,3");
+    p.set[0].by_queue = 0;
+    assert_int_equal(policy_order(&p.set[0], v, 6, NULL), TS_OK);
+    ids(v, 6, got, sizeof(got));
+    /* the pool 6,2,4,5,1,3 dealt out by queue, the queues in tier and name order */
+    assert_string_equal(got, "4,2,6,5,1,3");
+    p.set[0].round_robin = 0;
+    assert_int_equal(policy_order(&p.set[0], v, 6, NULL), TS_OK);
+    ids(v, 6, got, sizeof(got));
+    assert_string_equal(got, "6,2,4,5,1,3");
+}
+
+/* fair_share: within a queue the under-served entity's units first; starving units keep
+ * the head; fairshare_entity's values. */
+static void test_fair_share(void **state)
+{
+    (void)state;
+    struct policy p;
+    policy_defaults(&p);
+    char err[128], got[64];
+    assert_int_equal(policy_parse("fair_share: true\nby_queue: false\nsort_by: no_sort\n"
+                                  "help_starving_jobs: true\nstarve_max: 1:00:00\n"
+                                  "fairshare_entity: Account_Name prime\n",
+                                  "f", &p, err, sizeof(err)),
+                     TS_OK);
+    assert_int_equal(p.set[POLICY_PRIME].fairshare_entity, POLICY_ENTITY_ACCOUNT);
+    assert_int_equal(p.set[POLICY_NON_PRIME].fairshare_entity, POLICY_ENTITY_USER);
+    assert_int_equal(policy_parse("fairshare_entity: egroup\n", "f", &p, err, sizeof(err)), TS_OK);
+    assert_int_equal(p.set[POLICY_NON_PRIME].fairshare_entity, POLICY_ENTITY_GROUP);
+    parse_fails("fairshare_entity: queue\n",
+                "sched_config:1: fairshare_entity must be euser, egroup or account, not 'queue'");
+    struct fairshare *fs;
+    assert_int_equal(fairshare_parse("heavy 1 root 1\nlight 2 root 1\n", "rg", 0, &fs, err,
+                                     sizeof(err)),
+                     TS_OK);
+    int heavy = fairshare_find(fs, "heavy"), light = fairshare_find(fs, "light");
+    fairshare_charge(fs, heavy, 1e6);
+    struct policy_unit v[5] = {
+        {.id = 1, .fs_entity = heavy, .cput = 10}, {.id = 2, .fs_entity = heavy, .cput = 10},
+        {.id = 3, .fs_entity = heavy, .cput = 10, .waited = 7200},
+        {.id = 4, .fs_entity = light, .cput = 10}, {.id = 5, .fs_entity = light, .cput = 10},
+    };
+    assert_int_equal(policy_order(&p.set[0], v, 5, fs), TS_OK);
+    ids(v, 5, got, sizeof(got));
+    assert_string_equal(got, "3,4,5,1,2");
+    assert_true(v[0].starving && !v[1].starving);
+    p.set[0].fair_share = 0;
+    assert_int_equal(policy_order(&p.set[0], v, 5, fs), TS_OK);
+    ids(v, 5, got, sizeof(got));
+    assert_string_equal(got, "3,1,2,4,5");
+    fairshare_destroy(fs);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -222,6 +323,9 @@ int main(void)
         cmocka_unit_test(test_sort_keys),
         cmocka_unit_test(test_multi_sort),
         cmocka_unit_test(test_starving),
+        cmocka_unit_test(test_fair_share_key),
+        cmocka_unit_test(test_round_robin),
+        cmocka_unit_test(test_fair_share),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -188,6 +188,51 @@ static void test_easy(void **state)
     world_fini(&w);
 }
 
+/* strict_fifo: false makes units greedy: a waiting unit reserves nothing, so the later C
+ * (4 CPUs for 100 s) starts on the free CPUs although that delays B; in event cycles too,
+ * and a unit without a limit is not held back by a greedy one. A greedy unit still
+ * waits behind a strict one's reservation. */
+static void test_greedy(void **state)
+{
+    struct world w;
+    world_init(&w, 10, 1, "bf_resolution=1");
+    static const uint32_t six[6] = {0, 1, 2, 3, 4, 5};
+    running(&w, six, 6, 1, 100);
+    plain(&w, 1, 10, 100); /* B: waits for A */
+    plain(&w, 2, 4, 0);    /* C: 4 CPUs, no limit */
+    w.units[0].greedy = 1;
+    cycle(&w, SCHED_BACKFILL, 0);
+    assert_int_equal(V(0), SCHED_RESOURCES);
+    assert_int_equal(T(0), 100);
+    assert_false(w.decisions[0].reserved);
+    assert_int_equal(V(1), SCHED_START);
+    cycle(&w, SCHED_EVENT, 0);
+    assert_int_equal(V(1), SCHED_START);
+    /* not greedy: C waits behind B */
+    w.units[0].greedy = 0;
+    cycle(&w, SCHED_BACKFILL, 0);
+    assert_true(w.decisions[0].reserved);
+    assert_int_equal(V(1), SCHED_PRIORITY);
+    cycle(&w, SCHED_EVENT, 0);
+    assert_int_equal(V(1), SCHED_PRIORITY);
+    /* a greedy C behind the strict B: still held back */
+    w.units[1].greedy = 1;
+    cycle(&w, SCHED_BACKFILL, 0);
+    assert_int_equal(V(1), SCHED_PRIORITY);
+    world_fini(&w);
+    /* bf_mode=off: the same choice without a plan */
+    world_init(&w, 10, 1, "bf_mode=off");
+    running(&w, six, 6, 1, 100);
+    plain(&w, 1, 10, 100);
+    plain(&w, 2, 4, 0);
+    cycle(&w, SCHED_BACKFILL, 0);
+    assert_int_equal(V(1), SCHED_PRIORITY);
+    w.units[0].greedy = 1;
+    cycle(&w, SCHED_BACKFILL, 0);
+    assert_int_equal(V(1), SCHED_START);
+    world_fini(&w);
+}
+
 static void test_conservative(void **state)
 {
     struct world w;
@@ -684,6 +729,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_easy),
+        cmocka_unit_test(test_greedy),
         cmocka_unit_test(test_conservative),
         cmocka_unit_test(test_gap_too_short),
         cmocka_unit_test(test_no_limit_not_backfilled),

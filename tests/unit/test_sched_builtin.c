@@ -103,6 +103,24 @@ static void test_queue_order_in_a_partition(void **state)
     assert_int_equal(nodes[f.allocs[0][0].nodes[0].node].alloc_cpus, 2);
 }
 
+/* A greedy unit (strict_fifo: false) that waits lets the later small one start. */
+static void test_greedy_unit(void **state)
+{
+    reset_nodes();
+    struct fixture f = {0};
+    uint32_t p0[1] = {0};
+    struct select_request small = req(all_nodes, NODES, 1, 2, 0);
+    struct select_request wide = req(all_nodes, NODES, 4, 4, 1);
+    nodes[3].alloc_cpus = 4;
+    nodes[3].jobs = 1;
+    add_unit(&f, 20, 1, &wide, p0);
+    f.units[0].greedy = 1;
+    add_unit(&f, 10, 1, &small, p0);
+    assert_int_equal(run(&f, 1), 1);
+    assert_int_equal(f.decisions[0].verdict, SCHED_RESOURCES);
+    assert_int_equal(f.decisions[1].verdict, SCHED_START);
+}
+
 static void test_partitions_are_independent(void **state)
 {
     reset_nodes();
@@ -237,6 +255,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_queue_order_in_a_partition),
+        cmocka_unit_test(test_greedy_unit),
         cmocka_unit_test(test_partitions_are_independent),
         cmocka_unit_test(test_het_all_or_nothing),
         cmocka_unit_test(test_never_blocks_nobody),
