@@ -250,6 +250,14 @@ int fairshare_find(const struct fairshare *fs, const char *name)
     return v ? (int)((uintptr_t)v - 1) : -1;
 }
 
+int fairshare_find_id(const struct fairshare *fs, uint32_t id)
+{
+    for (size_t i = 2; i < fs->n; i++) /* root and unknown have none */
+        if (fs->nodes[i].id == id && id)
+            return (int)i;
+    return -1;
+}
+
 int fairshare_entity(struct fairshare *fs, const char *name)
 {
     if (!name || !*name)

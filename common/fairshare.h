@@ -38,6 +38,8 @@ void fairshare_destroy(struct fairshare *fs);
 int fairshare_entity(struct fairshare *fs, const char *name);
 /* The node of a name without adding it; -1 if none. */
 int fairshare_find(const struct fairshare *fs, const char *name);
+/* The node the file gave id (cresgrp; a user's UID, say); -1 if none. */
+int fairshare_find_id(const struct fairshare *fs, uint32_t id);
 
 /* Charge cpu_seconds to node (and its ancestors); negative or non-finite amounts are
  * ignored. */

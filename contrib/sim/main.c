@@ -24,6 +24,10 @@ struct options {
     const char *scheduler;    /* NULL: sched/backfill */
     const char *csv;
     const char *trace;
+    const char *policy_file;  /* --policy-file: a PBS-style sched_config */
+    const char *groups_file;  /* --resource-group: the fair-share tree */
+    int non_prime;            /* the policy file's non-prime values */
+    int per_user;
 };
 
 static void help(void)
@@ -42,6 +46,13 @@ static void help(void)
            "  --scheduler=NAME      scheduler plugin (default " SIM_SCHED_TYPE ")\n"
            "  --csv=FILE            one line per job: "
            "id,submit,wait,start,end,run,procs,estimate,user,group\n"
+           "  --policy-file=FILE    order the queue by a policy file (PBS sched_config\n"
+           "                        syntax: sort keys, strict_fifo, starving jobs, fair\n"
+           "                        share); its prime-time values\n"
+           "  --non-prime           the policy file's non-prime values instead\n"
+           "  --resource-group=FILE the fair-share tree (ids are the trace's user\n"
+           "                        numbers, or group numbers with fairshare_entity: egroup)\n"
+           "  --per-user            wait and slowdown per user as well\n"
            "  --help                this help\n");
 }
 
@@ -78,6 +89,10 @@ static int parse_option(int c, struct options *o)
     case 'd': o->plugin_dir = optarg; return TS_OK;
     case 'S': o->scheduler = optarg; return TS_OK;
     case 'o': o->csv = optarg; return TS_OK;
+    case 'P': o->policy_file = optarg; return TS_OK;
+    case 'G': o->groups_file = optarg; return TS_OK;
+    case 'n': o->non_prime = 1; return TS_OK;
+    case 'u': o->per_user = 1; return TS_OK;
     default: return TS_EOPTION;
     }
 }
@@ -93,6 +108,10 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"plugin-dir", required_argument, NULL, 'd'},
         {"scheduler", required_argument, NULL, 'S'},
         {"csv", required_argument, NULL, 'o'},
+        {"policy-file", required_argument, NULL, 'P'},
+        {"resource-group", required_argument, NULL, 'G'},
+        {"non-prime", no_argument, NULL, 'n'},
+        {"per-user", no_argument, NULL, 'u'},
         {"help", no_argument, NULL, 'h'},
         {NULL, 0, NULL, 0},
     };
@@ -182,7 +201,18 @@ static void report(const struct options *o, const struct sim_config *cfg,
            (double)st.makespan / 86400);
     printf("cycles        %llu (%.1f waiting jobs each on average)\n",
            (unsigned long long)st.cycles, st.cycles ? (double)st.units / (double)st.cycles : 0.0);
+    if (o->policy_file)
+        printf("policy file   %s (%s values)\n", o->policy_file,
+               o->non_prime ? "non-prime" : "prime-time");
     printf("wall time     %.2f s\n", wall);
+    struct sim_user_stats *us = NULL;
+    size_t nu = o->per_user ? sim_user_stats(s, &us) : 0;
+    if (nu)
+        printf("\n%8s %8s %12s %10s\n", "user", "jobs", "mean wait", "mean bsld");
+    for (size_t i = 0; i < nu; i++)
+        printf("%8d %8zu %12.1f %10.2f\n", us[i].user, us[i].jobs, us[i].mean_wait,
+               us[i].mean_bsld);
+    free(us);
     /* a plan that had to look further ahead than the window may have left jobs unplanned */
     if (o->policy != SIM_POLICY_FCFS && st.max_wait >= window * 60)
         fprintf(stderr, PROG ": warning: a job waited %lld s, bf_window is %lld min\n",
@@ -233,6 +263,31 @@ static int simulate(const struct options *o, const struct swf_trace *t, struct s
     return rc;
 }
 
+/* --policy-file and --resource-group: the period's values and the tree (the tree only
+ * when the policy orders by fair share). */
+static int load_policy(const struct options *o, struct policy *pol, struct fairshare **fs)
+{
+    char err[512];
+    *fs = NULL;
+    if (!o->policy_file) {
+        if (o->groups_file || o->non_prime)
+            return bad_usage("%s", "--resource-group and --non-prime need --policy-file");
+        return TS_OK;
+    }
+    if (policy_load(o->policy_file, pol, err, sizeof(err)) != TS_OK) {
+        fprintf(stderr, PROG ": %s\n", err);
+        return TS_ECONF;
+    }
+    const struct policy_set *set = &pol->set[o->non_prime ? POLICY_NON_PRIME : POLICY_PRIME];
+    int rc = o->groups_file ? fairshare_load(o->groups_file, set->unknown_shares, fs, err,
+                                             sizeof(err))
+                            : fairshare_parse(NULL, "", set->unknown_shares, fs, err,
+                                              sizeof(err));
+    if (rc)
+        fprintf(stderr, PROG ": %s\n", rc == TS_ENOMEM ? "out of memory" : err);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -247,7 +302,15 @@ int main(int argc, char **argv)
     }
     struct sim_config cfg = {0};
     struct sim_plugins pl = {0};
-    rc = machine(&o, t, &cfg);
+    struct policy pol;
+    struct fairshare *fs = NULL;
+    rc = load_policy(&o, &pol, &fs);
+    if (!rc && o.policy_file) {
+        cfg.policy = &pol.set[o.non_prime ? POLICY_NON_PRIME : POLICY_PRIME];
+        cfg.fairshare = fs;
+    }
+    if (!rc)
+        rc = machine(&o, t, &cfg);
     if (!rc)
         rc = load_plugins(&o, &pl);
     if (!rc) {
@@ -256,6 +319,7 @@ int main(int argc, char **argv)
         rc = simulate(&o, t, &cfg);
     }
     sim_plugins_unload(&pl);
+    fairshare_destroy(fs);
     swf_destroy(t);
     return rc ? 1 : 0;
 }

@@ -1,5 +1,6 @@
 /* The simulator's machine, jobs and event loop (contrib/sim/sim.h). */
 #include "contrib/sim/sim.h"
+#include "contrib/sim/sim_policy.h"
 
 #include "common/errors.h"
 
@@ -50,6 +51,10 @@ struct sim {
     size_t cap_units;
     struct sched_hold *holds;        /* one per running job */
     uint64_t cycles, units_shown;
+    /* a policy file's order and fair share (sim_policy.c); NULL: arrival order */
+    struct sim_policy_state *policy;
+    unsigned char *greedy;           /* per waiting position, from the policy */
+    size_t *running;                 /* scratch: the running jobs' indexes */
     char *err;
     size_t errlen;
 };
@@ -178,7 +183,10 @@ static int jobs_create(struct sim *s, const struct swf_job *jobs, size_t njobs)
     s->waiting = calloc(n, sizeof(*s->waiting));
     s->ends = calloc(running, sizeof(*s->ends));
     s->holds = calloc(running, sizeof(*s->holds));
-    if (!s->reqs || !s->placed || !s->nplaced || !s->waiting || !s->ends || !s->holds)
+    s->greedy = calloc(n, 1);
+    s->running = calloc(running, sizeof(*s->running));
+    if (!s->reqs || !s->placed || !s->nplaced || !s->waiting || !s->ends || !s->holds ||
+        !s->greedy || !s->running)
         return TS_ENOMEM;
     for (size_t i = 0; i < s->njobs; i++)
         s->reqs[i] = (struct select_request){.eligible = s->eligible, .neligible = s->nnodes,
@@ -223,6 +231,9 @@ int sim_create(const struct sim_config *cfg, const struct swf_job *jobs, size_t 
     err = TS_ENOMEM;
     if (machine_create(s, cfg) != TS_OK || jobs_create(s, jobs, njobs) != TS_OK)
         goto error;
+    if (cfg->policy &&
+        sim_policy_create(cfg->policy, cfg->fairshare, s->jobs, s->njobs, &s->policy) != TS_OK)
+        goto error;
     err = s->sched->create(cfg->sched_params, &s->plugin_state, errbuf, errlen);
     if (err)
         goto error;
@@ -253,6 +264,9 @@ void sim_destroy(struct sim *s)
     free(s->placed);
     free(s->nplaced);
     free(s->waiting);
+    free(s->greedy);
+    free(s->running);
+    sim_policy_destroy(s->policy);
     free(s->ends);
     free(s->units);
     free(s->decisions);
@@ -314,6 +328,8 @@ static int start_job(struct sim *s, size_t j, const struct select_alloc *a, int6
 
 static void end_job(struct sim *s, size_t j)
 {
+    if (s->policy)
+        sim_policy_job_ended(s->policy, s->jobs, j, s->jobs[j].end);
     for (size_t k = 0; k < s->nplaced[j]; k++) {
         s->nodes[s->placed[j][k].node].alloc_cpus -= s->placed[j][k].cpus;
         s->nodes[s->placed[j][k].node].jobs--;
@@ -360,7 +376,8 @@ static void view_units(struct sim *s)
                                           .priority = (uint32_t)(s->njobs - j),
                                           .ncomponents = 1, .reqs = &s->reqs[j],
                                           .partitions = &partition0,
-                                          .time_limits = &s->jobs[j].swf.estimate};
+                                          .time_limits = &s->jobs[j].swf.estimate,
+                                          .greedy = s->greedy[i]};
         s->allocs[i] = (struct select_alloc){.nodes = s->slots + i * s->nnodes};
         s->decisions[i] = (struct sched_decision){.allocs = &s->allocs[i]};
     }
@@ -423,6 +440,15 @@ static int cycle(struct sim *s, int64_t now)
     if (units_fit(s, s->nwaiting) != TS_OK) {
         snprintf(s->err, s->errlen, "out of memory");
         return TS_ENOMEM;
+    }
+    if (s->policy) {
+        for (size_t k = 0; k < s->nends; k++)
+            s->running[k] = s->ends[k].job;
+        sim_policy_advance(s->policy, s->jobs, s->running, s->nends, now);
+        if (sim_policy_order(s->policy, s->jobs, s->waiting, s->nwaiting, now, s->greedy)) {
+            snprintf(s->err, s->errlen, "out of memory");
+            return TS_ENOMEM;
+        }
     }
     view_units(s);
     view_holds(s);
@@ -529,4 +555,55 @@ void sim_stats(const struct sim *s, struct sim_stats *out)
     out->mean_bsld = bsld / (double)ran;
     out->makespan = out->last_end - out->first_submit;
     out->utilisation = work / ((double)s->capacity * (double)out->makespan);
+}
+
+struct user_job {
+    int32_t user;
+    double wait, bsld;
+};
+
+static int by_user(const void *a, const void *b)
+{
+    const struct user_job *x = a, *y = b;
+    return x->user < y->user ? -1 : x->user > y->user;
+}
+
+size_t sim_user_stats(const struct sim *s, struct sim_user_stats **out)
+{
+    *out = NULL;
+    struct user_job *uj = malloc((s->njobs + 1) * sizeof(*uj));
+    struct sim_user_stats *us = malloc((s->njobs + 1) * sizeof(*us));
+    if (!uj || !us) {
+        free(uj);
+        free(us);
+        return 0;
+    }
+    size_t n = 0, k = 0;
+    for (size_t i = 0; i < s->njobs; i++) {
+        const struct sim_job *j = &s->jobs[i];
+        if (j->start < 0)
+            continue;
+        int64_t w = j->start - j->swf.submit;
+        uj[n++] = (struct user_job){j->swf.user, (double)w, bounded_slowdown(w, j->swf.run)};
+    }
+    qsort(uj, n, sizeof(*uj), by_user);
+    for (size_t i = 0; i < n; i++) {
+        if (!k || us[k - 1].user != uj[i].user)
+            us[k++] = (struct sim_user_stats){.user = uj[i].user};
+        struct sim_user_stats *u = &us[k - 1];
+        u->jobs++;
+        u->mean_wait += uj[i].wait;
+        u->mean_bsld += uj[i].bsld;
+    }
+    for (size_t i = 0; i < k; i++) {
+        us[i].mean_wait /= (double)us[i].jobs;
+        us[i].mean_bsld /= (double)us[i].jobs;
+    }
+    free(uj);
+    if (!k) {
+        free(us);
+        return 0;
+    }
+    *out = us;
+    return k;
 }

@@ -16,6 +16,8 @@
 #ifndef TESSERA_CONTRIB_SIM_SIM_H
 #define TESSERA_CONTRIB_SIM_SIM_H
 
+#include "common/fairshare.h"
+#include "common/policy.h"
 #include "common/sched.h"
 #include "common/select.h"
 #include "contrib/sim/swf.h"
@@ -33,6 +35,15 @@ struct sim_config {
     const char *sched_params;        /* for the scheduler's create(); NULL: its defaults */
     const struct select_ops *select;
     const struct sched_ops *sched;
+    /* One period's values of a policy file (docs/policies.md): the waiting jobs are
+     * ordered as the controller orders them (sort keys, starving jobs, fair share) and
+     * are greedy with strict_fifo off. NULL: arrival order, each waiting job holding the
+     * later ones back. */
+    const struct policy_set *policy;
+    /* The fair-share tree to charge (processors x seconds) and order by, the caller's
+     * (its usage changes); a job's entity is the node whose id is its user (or group,
+     * with fairshare_entity: egroup), else its number under "unknown". NULL: none. */
+    struct fairshare *fairshare;
 };
 
 /* One job of the simulation: the trace's record and what became of it. */
@@ -82,6 +93,17 @@ const struct sim_job *sim_job_at(const struct sim *s, size_t i);
 /* The metrics of docs/simulator.md over the simulated jobs (after sim_run). */
 void sim_stats(const struct sim *s, struct sim_stats *out);
 
+/* The same per user of the trace, so that policies can be compared user by user. */
+struct sim_user_stats {
+    int32_t user;       /* the trace's field 12; -1: unknown */
+    size_t jobs;
+    double mean_wait;   /* seconds */
+    double mean_bsld;
+};
+/* Users in ascending order (malloc'd into *out, the count returned); 0 and NULL when no
+ * job ran or out of memory. */
+size_t sim_user_stats(const struct sim *s, struct sim_user_stats **out);
+
 /* ---- setting one up (sim_setup.c) ---- */
 
 enum sim_policy {
@@ -111,6 +133,15 @@ struct sim_plugins {
     struct plugin *sched_plugin;
     const struct select_ops *select;
     const struct sched_ops *sched;
+    /* One period's values of a policy file (docs/policies.md): the waiting jobs are
+     * ordered as the controller orders them (sort keys, starving jobs, fair share) and
+     * are greedy with strict_fifo off. NULL: arrival order, each waiting job holding the
+     * later ones back. */
+    const struct policy_set *policy;
+    /* The fair-share tree to charge (processors x seconds) and order by, the caller's
+     * (its usage changes); a job's entity is the node whose id is its user (or group,
+     * with fairshare_entity: egroup), else its number under "unknown". NULL: none. */
+    struct fairshare *fairshare;
 };
 
 #define SIM_SELECT_TYPE "select/consumable"

@@ -350,6 +350,101 @@ static void test_policies(void **state)
     assert_int_equal(sim_window_minutes(huge, 2), SIM_WINDOW_MAX_MIN);
 }
 
+/* ---- a policy file ---- */
+
+static struct outcome simulate_policy_file(const char *text, const char *groups,
+                                           const struct swf_job *jobs, size_t n,
+                                           uint32_t nodes)
+{
+    struct policy pol;
+    char err[256];
+    policy_defaults(&pol);
+    if (policy_parse(text, "sched_config", &pol, err, sizeof(err)) != TS_OK)
+        fail_msg("%s", err);
+    struct fairshare *fs = NULL;
+    assert_int_equal(fairshare_parse(groups, "resource_group",
+                                     pol.set[POLICY_PRIME].unknown_shares, &fs, err,
+                                     sizeof(err)),
+                     TS_OK);
+    struct outcome o = {0};
+    struct sim_plugins pl;
+    char *params = sim_policy_params(SIM_POLICY_DEFAULT, sim_window_minutes(jobs, n), NULL);
+    assert_int_equal(sim_plugins_load(plugin_dir, NULL, &pl, o.msg, sizeof(o.msg)), TS_OK);
+    struct sim_config cfg = {.nodes = nodes, .cpus_per_node = 1, .sched_params = params,
+                             .select = pl.select, .sched = pl.sched,
+                             .policy = &pol.set[POLICY_PRIME], .fairshare = fs};
+    struct sim *s = NULL;
+    o.err = sim_create(&cfg, jobs, n, &s, o.msg, sizeof(o.msg));
+    if (!o.err)
+        o.err = sim_run(s, o.msg, sizeof(o.msg));
+    if (s) {
+        o.njobs = sim_job_count(s);
+        for (size_t i = 0; i < o.njobs && i < MAX_JOBS; i++)
+            o.start[i] = sim_job_at(s, i)->start;
+    }
+    sim_destroy(s);
+    sim_plugins_unload(&pl);
+    fairshare_destroy(fs);
+    free(params);
+    return o;
+}
+
+/* One CPU; user 1 queues three jobs, user 2 one a second later. By arrival user 2 waits
+ * for all three; with fair share it goes once user 1 has used the machine. */
+static const struct swf_job two_users[] = {
+    {.id = 1, .submit = 0, .run = 100, .procs = 1, .estimate = 100, .user = 1, .group = 1},
+    {.id = 2, .submit = 0, .run = 100, .procs = 1, .estimate = 100, .user = 1, .group = 1},
+    {.id = 3, .submit = 0, .run = 100, .procs = 1, .estimate = 100, .user = 1, .group = 1},
+    {.id = 4, .submit = 1, .run = 100, .procs = 1, .estimate = 100, .user = 2, .group = 1},
+    {.id = 5, .submit = 1, .run = 100, .procs = 1, .estimate = 100, .user = 2, .group = 1},
+};
+
+static void test_policy_fair_share(void **state)
+{
+    static const int64_t by_arrival[5] = {0, 100, 200, 300, 400};
+    static const int64_t fair[5] = {0, 200, 400, 100, 300};
+    struct outcome o = simulate_policy_file("sort_by: no_sort\n", NULL, two_users, 5, 1);
+    expect_starts(&o, by_arrival, 5);
+    o = simulate_policy_file("sort_by: no_sort\nfair_share: true\n", NULL, two_users, 5, 1);
+    expect_starts(&o, fair, 5);
+    /* the tree by the users' numbers: with 9 shares of 10, user 1 runs twice as long
+     * before user 2's second job */
+    o = simulate_policy_file("sort_by: no_sort\nfair_share: true\nunknown_shares: 0\n",
+                             "alice 1 root 9\nbob 2 root 1\n", two_users, 5, 1);
+    static const int64_t weighted[5] = {0, 200, 300, 100, 400};
+    expect_starts(&o, weighted, 5);
+    /* sort_by: shortest_job_first against arrival */
+    static const struct swf_job sizes[] = {
+        {.id = 1, .submit = 0, .run = 50, .procs = 1, .estimate = 50, .user = 1},
+        {.id = 2, .submit = 1, .run = 30, .procs = 1, .estimate = 30, .user = 1},
+        {.id = 3, .submit = 1, .run = 10, .procs = 1, .estimate = 10, .user = 1},
+    };
+    static const int64_t shortest[3] = {0, 60, 50};
+    o = simulate_policy_file("sort_by: shortest_job_first\n", NULL, sizes, 3, 1);
+    expect_starts(&o, shortest, 3);
+}
+
+/* strict_fifo: on ten CPUs, A (5) runs, B (10) waits; C (5 for 200 s) would delay B.
+ * With strict_fifo it waits for B; without (PBS's default) it starts and B waits. */
+static void test_policy_strict_fifo(void **state)
+{
+    static const struct swf_job abc[] = {
+        {.id = 1, .submit = 0, .run = 100, .procs = 5, .estimate = 100, .user = 1},
+        {.id = 2, .submit = 1, .run = 50, .procs = 10, .estimate = 50, .user = 1},
+        {.id = 3, .submit = 2, .run = 200, .procs = 5, .estimate = 200, .user = 1},
+    };
+    static const int64_t strict[3] = {0, 100, 150}, greedy[3] = {0, 202, 2};
+    struct outcome o = simulate_policy_file("sort_by: no_sort\nstrict_fifo: true\n", NULL, abc,
+                                            3, 10);
+    expect_starts(&o, strict, 3);
+    o = simulate_policy_file("sort_by: no_sort\n", NULL, abc, 3, 10);
+    expect_starts(&o, greedy, 3);
+    /* a starving B is not overtaken */
+    o = simulate_policy_file("sort_by: no_sort\nhelp_starving_jobs: true\nstarve_max: 0:00:00\n",
+                             NULL, abc, 3, 10);
+    expect_starts(&o, strict, 3);
+}
+
 /* ---- the command ---- */
 
 static void test_command(void **state)
@@ -394,6 +489,31 @@ static void test_command(void **state)
     assert_non_null(strstr(err, "unknown policy 'sjf'"));
     free(out);
     free(err);
+
+    /* a policy file, per user */
+    char pol[PATH_MAX + 16], groups[PATH_MAX + 16];
+    snprintf(pol, sizeof(pol), "%s/sched_config", dir);
+    snprintf(groups, sizeof(groups), "%s/resource_group", dir);
+    assert_int_equal(harness_write_file(pol, "fair_share: true\nsort_by: no_sort\n", 0644), 0);
+    assert_int_equal(harness_write_file(groups, "u11 11 root 1\nu13 13 root 1\n", 0644), 0);
+    char *with_policy[] = {TESSERA_BIN_DIR "/tessera-sim", "--policy-file", pol,
+                           "--resource-group", groups, "--per-user", "--plugin-dir",
+                           (char *)plugin_dir, swf, NULL};
+    assert_int_equal(harness_run(with_policy, NULL, &out, &err, 30000), 0);
+    char want[PATH_MAX + 128];
+    snprintf(want, sizeof(want), "policy file   %s (prime-time values)\n", pol);
+    assert_non_null(strstr(out, want));
+    assert_non_null(strstr(out, "    user     jobs    mean wait  mean bsld\n"));
+    assert_non_null(strstr(out, "\n      11        1          0.0       1.00\n"));
+    free(out);
+    free(err);
+    char *broken[] = {TESSERA_BIN_DIR "/tessera-sim", "--policy-file", groups, swf, NULL};
+    assert_int_equal(harness_run(broken, NULL, &out, &err, 30000), 1);
+    snprintf(want, sizeof(want), "%s:1: too many words", groups);
+    if (!strstr(err, want))
+        fail_msg("tessera-sim said: %s", err);
+    free(out);
+    free(err);
     assert_int_equal(harness_rmrf(dir), 0);
 }
 
@@ -414,6 +534,8 @@ int main(void)
         cmocka_unit_test(test_conservative_protects_the_second),
         cmocka_unit_test(test_sanity_builtin),
         cmocka_unit_test(test_stats),
+        cmocka_unit_test(test_policy_fair_share),
+        cmocka_unit_test(test_policy_strict_fifo),
         cmocka_unit_test(test_multicore_nodes),
         cmocka_unit_test(test_view),
         cmocka_unit_test(test_stall_is_an_error),

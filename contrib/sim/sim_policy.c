@@ -1,0 +1,127 @@
+/* The simulator's policy file: order, greediness and fair share, as the controller does it
+ * (ctld/sched_order.c, ctld/fairshare_usage.c) but with the trace's users and groups and
+ * simulated time. Holidays and dedicated time are not simulated: one period's values. */
+#include "contrib/sim/sim_policy.h"
+
+#include "common/errors.h"
+#include "common/fairshare.h"
+#include "common/policy.h"
+
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+
+struct sim_policy_state {
+    const struct policy_set *set;
+    struct fairshare *fs;
+    int *entity;                 /* per job: its tree node */
+    struct policy_unit *units;   /* scratch, one per job at most */
+    int64_t updated;             /* usage charged up to here */
+    int fair;                    /* the order reads the tree */
+};
+
+static int uses_fair_share(const struct policy_set *s)
+{
+    if (s->fair_share || s->sort_by == POLICY_SORT_FAIR_SHARE)
+        return 1;
+    for (size_t i = 0; s->sort_by == POLICY_SORT_MULTI && i < s->nkeys; i++)
+        if (s->keys[i] == POLICY_SORT_FAIR_SHARE)
+            return 1;
+    return 0;
+}
+
+static int entity_of(struct fairshare *fs, int32_t who)
+{
+    if (who < 0)
+        return FAIRSHARE_UNKNOWN;
+    int node = fairshare_find_id(fs, (uint32_t)who);
+    if (node >= 0)
+        return node;
+    char name[16];
+    snprintf(name, sizeof(name), "%d", who);
+    node = fairshare_entity(fs, name);
+    return node >= 0 ? node : FAIRSHARE_UNKNOWN;
+}
+
+int sim_policy_create(const struct policy_set *set, struct fairshare *fs,
+                      const struct sim_job *jobs, size_t njobs, struct sim_policy_state **out)
+{
+    struct sim_policy_state *p = calloc(1, sizeof(*p));
+    *out = NULL;
+    if (!p)
+        return TS_ENOMEM;
+    p->set = set;
+    p->fs = fs;
+    p->fair = fs && uses_fair_share(set);
+    p->entity = calloc(njobs + 1, sizeof(*p->entity));
+    p->units = calloc(njobs + 1, sizeof(*p->units));
+    if (!p->entity || !p->units) {
+        sim_policy_destroy(p);
+        return TS_ENOMEM;
+    }
+    for (size_t j = 0; fs && j < njobs; j++) {
+        int32_t who = set->fairshare_entity == POLICY_ENTITY_GROUP ? jobs[j].swf.group
+                                                                   : jobs[j].swf.user;
+        p->entity[j] = entity_of(fs, who);
+    }
+    *out = p;
+    return TS_OK;
+}
+
+void sim_policy_destroy(struct sim_policy_state *p)
+{
+    if (!p)
+        return;
+    free(p->entity);
+    free(p->units);
+    free(p);
+}
+
+static void charge(struct sim_policy_state *p, const struct sim_job *jobs, size_t j, int64_t now)
+{
+    int64_t from = jobs[j].start > p->updated ? jobs[j].start : p->updated;
+    if (p->fs && jobs[j].start >= 0 && now > from)
+        fairshare_charge(p->fs, p->entity[j], (double)jobs[j].swf.procs * (double)(now - from));
+}
+
+void sim_policy_advance(struct sim_policy_state *p, const struct sim_job *jobs,
+                        const size_t *running, size_t n, int64_t now)
+{
+    if (!p->fs || now <= p->updated)
+        return;
+    fairshare_decay(p->fs, (double)(now - p->updated), (double)p->set->half_life);
+    for (size_t i = 0; i < n; i++)
+        charge(p, jobs, running[i], now);
+    p->updated = now;
+}
+
+void sim_policy_job_ended(struct sim_policy_state *p, const struct sim_job *jobs, size_t j,
+                          int64_t now)
+{
+    charge(p, jobs, j, now);
+}
+
+int sim_policy_order(struct sim_policy_state *p, const struct sim_job *jobs, size_t *waiting,
+                     size_t n, int64_t now, unsigned char *greedy)
+{
+    memset(greedy, 0, n);
+    for (size_t i = 0; i < n; i++) {
+        size_t j = waiting[i];
+        const struct swf_job *w = &jobs[j].swf;
+        int64_t est = w->estimate > 0 ? w->estimate : INT64_MAX;
+        p->units[i] = (struct policy_unit){
+            .id = w->id, .priority = UINT32_MAX - (uint32_t)j, .partition = "",
+            .cput = est > INT64_MAX / w->procs ? INT64_MAX : est * (int64_t)w->procs,
+            .walltime = est, .waited = now > w->submit ? now - w->submit : 0,
+            .fs_entity = p->fair ? p->entity[j] : -1,
+            .fs_norm = p->fair ? fairshare_norm_shares(p->fs, p->entity[j]) : 0,
+            .owner = (void *)(uintptr_t)j, /* the job's index rides along */
+        };
+    }
+    int err = policy_order(p->set, p->units, n, p->fair ? p->fs : NULL);
+    for (size_t i = 0; i < n; i++) {
+        waiting[i] = (size_t)(uintptr_t)p->units[i].owner;
+        greedy[i] = !p->set->strict_fifo && !p->units[i].starving;
+    }
+    return err;
+}
