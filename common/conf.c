@@ -186,6 +186,8 @@ static int check_scheduler_type(struct parse *p, const char *v);
 static int check_select_type(struct parse *p, const char *v);
 static int check_scheduler_parameters(struct parse *p, const char *v);
 static int check_filters(struct parse *p, const char *v);
+static int check_resources_max(struct parse *p, const char *v);
+static int check_resources_available(struct parse *p, const char *v);
 
 #define OFF(field) offsetof(struct conf, field)
 /* In alphabetical order (ignoring case): conf_foreach_entry lists them as they stand. */
@@ -223,6 +225,9 @@ static const struct directive directives[] = {
     {"PluginDir", DT_PATH, OFF(plugin_dir), 0, 0, TESSERA_PLUGIN_DIR, NULL},
     {"PolicyFile", DT_PATH, OFF(policy_file), 0, 0, NULL, NULL},
     {"ResourceGroupFile", DT_PATH, OFF(resource_group_file), 0, 0, NULL, NULL},
+    {"ResourcesAvailable", DT_STRING, OFF(resources_available), 0, 0, NULL,
+     check_resources_available},
+    {"ResourcesMax", DT_STRING, OFF(resources_max), 0, 0, NULL, check_resources_max},
     {"SchedulerParameters", DT_STRING, OFF(scheduler_parameters), 0, 0, NULL,
      check_scheduler_parameters},
     {"SchedulerType", DT_STRING, OFF(scheduler_type), 0, 0, "sched/backfill",
@@ -348,6 +353,78 @@ static int check_noded_user(struct parse *p, const char *v)
 #define CONF_MAX_FILTERS 16
 
 /* "/a,/b": absolute paths, at most CONF_MAX_FILTERS. */
+/* "512", "512M", "64G", "2T": megabytes. */
+static int parse_mem_mb(const char *v, uint64_t *out)
+{
+    char *end;
+    unsigned long long n = strtoull(v, &end, 10);
+    if (!isdigit((unsigned char)v[0]) || n == 0)
+        return -1;
+    uint64_t scale = 1;
+    if (*end == 'M' || *end == 'm')
+        end++;
+    else if (*end == 'G' || *end == 'g')
+        scale = 1024, end++;
+    else if (*end == 'T' || *end == 't')
+        scale = 1024 * 1024, end++;
+    if (*end || n > UINT64_MAX / scale)
+        return -1;
+    *out = n * scale;
+    return 0;
+}
+
+/* "cpus=N,mem=SIZE,nodes=N[,walltime=T]" into r. */
+static int parse_resources(struct parse *p, const char *key, const char *v, int walltime,
+                           struct conf_resources *r)
+{
+    memset(r, 0, sizeof(*r));
+    char buf[256];
+    if (strlen(v) >= sizeof(buf))
+        return fail(p, "%s is too long", key);
+    snprintf(buf, sizeof(buf), "%s", v);
+    for (char *save = NULL, *item = strtok_r(buf, ",", &save); item;
+         item = strtok_r(NULL, ",", &save)) {
+        char *eq = strchr(item, '=');
+        if (!eq)
+            return fail(p, "%s: '%s' is not name=value", key, item);
+        *eq++ = '\0';
+        char *end;
+        unsigned long long n = strtoull(eq, &end, 10);
+        int number = isdigit((unsigned char)eq[0]) && !*end && n > 0;
+        if (!strcasecmp(item, "cpus") || !strcasecmp(item, "ncpus")) {
+            if (!number)
+                return fail(p, "%s: cpus must be a positive number, not '%s'", key, eq);
+            r->cpus = n;
+        } else if (!strcasecmp(item, "nodes") || !strcasecmp(item, "nodect")) {
+            if (!number)
+                return fail(p, "%s: nodes must be a positive number, not '%s'", key, eq);
+            r->nodes = n;
+        } else if (!strcasecmp(item, "mem")) {
+            if (parse_mem_mb(eq, &r->mem_mb))
+                return fail(p, "%s: mem must be a size (M, G or T), not '%s'", key, eq);
+        } else if (walltime && !strcasecmp(item, "walltime")) {
+            int64_t secs;
+            if (timefmt_parse_duration(eq, &secs) != TS_OK || secs <= 0)
+                return fail(p, "%s: walltime must be a duration, not '%s'", key, eq);
+            r->walltime = secs;
+        } else {
+            return fail(p, "%s: unknown resource '%s' (cpus, mem, nodes%s)", key, item,
+                        walltime ? ", walltime" : "");
+        }
+    }
+    return TS_OK;
+}
+
+static int check_resources_max(struct parse *p, const char *v)
+{
+    return parse_resources(p, "ResourcesMax", v, 1, &p->conf->res_max);
+}
+
+static int check_resources_available(struct parse *p, const char *v)
+{
+    return parse_resources(p, "ResourcesAvailable", v, 0, &p->conf->res_available);
+}
+
 static int check_filters(struct parse *p, const char *v)
 {
     size_t n = 0;

@@ -35,6 +35,14 @@ struct conf_node {
     enum conf_node_state state;
 };
 
+/* A set of resource amounts; 0: not given. */
+struct conf_resources {
+    uint64_t cpus;
+    uint64_t mem_mb;
+    uint64_t nodes;
+    int64_t walltime; /* seconds (ResourcesMax only) */
+};
+
 struct conf_partition {
     char *name;
     char *nodes;             /* the Nodes= expression as given ("ALL" expanded) */
@@ -87,6 +95,11 @@ struct conf {
     uint32_t max_running;    /* MaxRunning=: running jobs (components) at most; 0: no limit */
     uint32_t max_user_running;  /* MaxUserRunning=: per user */
     uint32_t max_group_running; /* MaxGroupRunning=: per group */
+    /* ResourcesMax= (what one job may ask at most) and ResourcesAvailable= (what running
+     * jobs may hold together; where a resource is not given there, ResourcesMax's value
+     * is the cap): PBS's server attributes, "cpus=N,mem=SIZE,nodes=N[,walltime=T]" */
+    char *resources_max, *resources_available;
+    struct conf_resources res_max, res_available;
     uint32_t noded_timeout;
     uint32_t kill_wait;
     uint32_t filter_timeout;

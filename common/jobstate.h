@@ -38,7 +38,9 @@
     X(JOB_REASON_DEDICATED_TIME, 25, "DedicatedTime")                                    \
     X(JOB_REASON_MAX_RUNNING, 26, "MaxRunningLimit")                                     \
     X(JOB_REASON_MAX_USER_RUNNING, 27, "MaxUserRunningLimit")                            \
-    X(JOB_REASON_MAX_GROUP_RUNNING, 28, "MaxGroupRunningLimit")
+    X(JOB_REASON_MAX_GROUP_RUNNING, 28, "MaxGroupRunningLimit")                          \
+    X(JOB_REASON_RESOURCES_MAX, 29, "ResourcesMaxLimit")                                 \
+    X(JOB_REASON_RESOURCES_AVAILABLE, 30, "ResourcesAvailableLimit")
 
 enum job_reason {
 #define JOB_REASON_ENUM(name, num, text) name = num,

@@ -66,6 +66,8 @@ int job_unit_eligible(struct ctld *c, struct job *leader, time_t now)
         case JOB_REASON_MAX_RUNNING:
         case JOB_REASON_MAX_USER_RUNNING:
         case JOB_REASON_MAX_GROUP_RUNNING:
+        case JOB_REASON_RESOURCES_MAX:
+        case JOB_REASON_RESOURCES_AVAILABLE:
             break;
         default:
             return 0;

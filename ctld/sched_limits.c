@@ -1,6 +1,8 @@
-/* Running-job limits (SPEC 2.2, docs/policies.md): MaxRunning, MaxUserRunning and
- * MaxGroupRunning for the cluster and per partition. A het job counts as one job per
- * component. The counts are taken from the running components once per cycle (and once
+/* Limits checked before a start (SPEC 2.2, docs/policies.md): MaxRunning, MaxUserRunning
+ * and MaxGroupRunning for the cluster and per partition (a het job counts as one job per
+ * component); ResourcesMax (CPUs, memory, nodes and time one job may ask, its components
+ * summed) and ResourcesAvailable (CPUs, memory and nodes the running jobs may hold
+ * together; where it names nothing ResourcesMax's value is the cap, PBS's rule). The counts are taken from the running components once per cycle (and once
  * more when its decisions are applied, growing with each start), so that neither the
  * view nor the starts of one cycle pass a limit. */
 #include "ctld/sched_int.h"
@@ -27,6 +29,7 @@ struct limit_key {
 
 struct limit_counts {
     struct hashmap *counts; /* limit_key -> count (as a pointer, never 0) */
+    struct conf_resources used; /* what running components hold, in all */
 };
 
 static size_t count_of(const struct limit_counts *lc, const struct limit_key *k)
@@ -39,9 +42,15 @@ static int bump(struct limit_counts *lc, const struct limit_key *k)
     return hashmap_put(lc->counts, k, sizeof(*k), (void *)(uintptr_t)(count_of(lc, k) + 1));
 }
 
+static int resources_set(const struct conf_resources *r)
+{
+    return r->cpus || r->mem_mb || r->nodes || r->walltime;
+}
+
 int sched_limits_configured(const struct conf *conf)
 {
-    if (conf->max_running || conf->max_user_running || conf->max_group_running)
+    if (conf->max_running || conf->max_user_running || conf->max_group_running ||
+        resources_set(&conf->res_max) || resources_set(&conf->res_available))
         return 1;
     for (size_t i = 0; i < conf->npartitions; i++) {
         const struct conf_partition *p = &conf->partitions[i];
@@ -64,10 +73,46 @@ static void keys_of(const struct ctld *c, const Tessera__JobRecord *r, struct li
     }
 }
 
+static int running(const Tessera__JobRecord *r);
+
+static uint64_t sat(uint64_t a, uint64_t b)
+{
+    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
+}
+
+/* What a component holds (running) or asks for (pending); walltime: its limit
+ * (INT64_MAX: none). */
+static void amounts_of(const Tessera__JobRecord *r, struct conf_resources *out)
+{
+    const Tessera__JobDesc *d = r->desc;
+    if (running(r)) {
+        *out = (struct conf_resources){r->alloc_cpus, r->alloc_mem_mb, r->alloc_nodes, 0};
+    } else {
+        uint64_t cpus = r->min_cpus ? r->min_cpus : 1, nodes = r->min_nodes ? r->min_nodes : 1;
+        uint64_t mem = d->has_mem_per_cpu_mb && d->mem_per_cpu_mb ? d->mem_per_cpu_mb * cpus
+                       : d->has_mem_per_node_mb                 ? d->mem_per_node_mb * nodes
+                                                                : 0;
+        *out = (struct conf_resources){cpus, mem, nodes, 0};
+    }
+    out->walltime = r->time_limit > 0 ? r->time_limit : INT64_MAX;
+}
+
+static void add_amounts(struct conf_resources *to, const struct conf_resources *a)
+{
+    to->cpus = sat(to->cpus, a->cpus);
+    to->mem_mb = sat(to->mem_mb, a->mem_mb);
+    to->nodes = sat(to->nodes, a->nodes);
+    if (a->walltime > to->walltime)
+        to->walltime = a->walltime;
+}
+
 static int add_component(const struct ctld *c, struct limit_counts *lc,
                          const Tessera__JobRecord *r)
 {
     struct limit_key k[6];
+    struct conf_resources a;
+    amounts_of(r, &a);
+    add_amounts(&lc->used, &a);
     keys_of(c, r, k);
     int err = 0;
     for (int i = 0; i < 6 && !err; i++)
@@ -119,6 +164,32 @@ static uint32_t limit_for(const struct ctld *c, const struct limit_key *k)
 static const uint32_t reasons[3] = {JOB_REASON_MAX_RUNNING, JOB_REASON_MAX_USER_RUNNING,
                                     JOB_REASON_MAX_GROUP_RUNNING};
 
+/* ResourcesMax (one job) and ResourcesAvailable (all running jobs; ResourcesMax where it
+ * names nothing): the reason the unit may not start, 0 if it may. */
+static uint32_t resources_reason(const struct ctld *c, const struct limit_counts *lc,
+                                 struct job *lead)
+{
+    const struct conf_resources *max = &c->conf->res_max, *avail = &c->conf->res_available;
+    struct conf_resources want = {0};
+    for (size_t i = 0; i < job_ncomponents(lead); i++) {
+        struct conf_resources a;
+        amounts_of(job_component(lead, i)->rec, &a);
+        add_amounts(&want, &a);
+    }
+    if ((max->cpus && want.cpus > max->cpus) || (max->mem_mb && want.mem_mb > max->mem_mb) ||
+        (max->nodes && want.nodes > max->nodes) ||
+        (max->walltime && want.walltime > max->walltime))
+        return JOB_REASON_RESOURCES_MAX;
+    uint64_t cap_cpus = avail->cpus ? avail->cpus : max->cpus;
+    uint64_t cap_mem = avail->mem_mb ? avail->mem_mb : max->mem_mb;
+    uint64_t cap_nodes = avail->nodes ? avail->nodes : max->nodes;
+    if ((cap_cpus && sat(lc->used.cpus, want.cpus) > cap_cpus) ||
+        (cap_mem && sat(lc->used.mem_mb, want.mem_mb) > cap_mem) ||
+        (cap_nodes && sat(lc->used.nodes, want.nodes) > cap_nodes))
+        return JOB_REASON_RESOURCES_AVAILABLE;
+    return 0;
+}
+
 int sched_limits_allow(struct ctld *c, struct limit_counts *lc, struct job *lead)
 {
     if (!lc)
@@ -148,6 +219,8 @@ int sched_limits_allow(struct ctld *c, struct limit_counts *lc, struct job *lead
     }
     free(keys);
     free(adds);
+    if (!reason)
+        reason = resources_reason(c, lc, lead);
     if (!reason)
         return 1;
     for (size_t i = 0; i < n; i++)

@@ -196,6 +196,15 @@ static void test_dedicated_time(void **state)
     orphan = early; /* left pending for test_limits */
 }
 
+static void cancel(unsigned id)
+{
+    char a[16];
+    snprintf(a, sizeof(a), "%u", id);
+    struct result r = RUN("scancel", a);
+    expect_ok(&r);
+    result_free(&r);
+}
+
 /* Running-job limits: per user in a partition, and for the whole cluster. */
 static void test_limits(void **state)
 {
@@ -233,6 +242,25 @@ static void test_limits(void **state)
     assert_string_equal(t, "PENDING MaxRunningLimit\n");
     free(t);
     wait_state(all[2], "COMPLETED\n", 30);
+    /* ResourcesMax: one job asks too much; with it alone it also caps what all running
+     * jobs hold together, until ResourcesAvailable gives more */
+    reconfigure("ResourcesMax=cpus=2\n", "");
+    unsigned wide = SUBMIT("-J", "wide", "-n", "3", "-t", "1", "--wrap=true");
+    unsigned two = SUBMIT("-J", "two", "-n", "2", "-t", "1", "--wrap=sleep 30");
+    wait_state(two, "RUNNING\n", 20);
+    unsigned one = SUBMIT("-J", "one", "-n", "1", "-t", "1", "--wrap=true");
+    wait_field(one, "%T %r", "PENDING ResourcesAvailableLimit\n", 10);
+    t = query(wide, "%T %r");
+    assert_string_equal(t, "PENDING ResourcesMaxLimit\n");
+    free(t);
+    reconfigure("ResourcesMax=cpus=2\nResourcesAvailable=cpus=3\n", "");
+    wait_state(one, "COMPLETED\n", 20);
+    t = query(wide, "%T %r");
+    assert_string_equal(t, "PENDING ResourcesMaxLimit\n");
+    free(t);
+    cancel(wide);
+    cancel(two);
+    reconfigure("", "");
 }
 
 /* help_starving_jobs: a job that waited past starve_max goes first, though the sort key
@@ -260,15 +288,6 @@ static void test_starving(void **state)
     char *text = harness_read_file(order);
     assert_string_equal(text, "long\nshort\n");
     free(text);
-}
-
-static void cancel(unsigned id)
-{
-    char a[16];
-    snprintf(a, sizeof(a), "%u", id);
-    struct result r = RUN("scancel", a);
-    expect_ok(&r);
-    result_free(&r);
 }
 
 /* strict_fifo: a job that waits for the whole cluster holds back a later one that would

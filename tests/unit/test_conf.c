@@ -366,6 +366,26 @@ static void test_limits(void **state)
     conf_free(c);
     parse_fails("PartitionName=p MaxUserRunning=many\n",
                 "t.conf:1: invalid MaxUserRunning 'many'");
+    /* PBS's resources_max and resources_available */
+    c = parse_ok("ResourcesMax=cpus=64,mem=2G,nodes=4,walltime=1-00:00:00\n"
+                 "ResourcesAvailable=ncpus=128,mem=1T\n");
+    assert_int_equal(c->res_max.cpus, 64);
+    assert_int_equal(c->res_max.mem_mb, 2048);
+    assert_int_equal(c->res_max.nodes, 4);
+    assert_int_equal(c->res_max.walltime, 86400);
+    assert_int_equal(c->res_available.cpus, 128);
+    assert_int_equal(c->res_available.mem_mb, 1024 * 1024);
+    assert_int_equal(c->res_available.nodes, 0);
+    conf_free(c);
+    parse_fails("ResourcesMax=cpus=0\n",
+                "t.conf:1: ResourcesMax: cpus must be a positive number, not '0'");
+    parse_fails("ResourcesMax=mem=lots\n",
+                "t.conf:1: ResourcesMax: mem must be a size (M, G or T), not 'lots'");
+    parse_fails("ResourcesAvailable=walltime=10\n",
+                "t.conf:1: ResourcesAvailable: unknown resource 'walltime' (cpus, mem, nodes)");
+    parse_fails("ResourcesMax=gpus=2\n",
+                "t.conf:1: ResourcesMax: unknown resource 'gpus' (cpus, mem, nodes, walltime)");
+    parse_fails("ResourcesMax=cpus\n", "t.conf:1: ResourcesMax: 'cpus' is not name=value");
 }
 
 static void test_files_and_include(void **state)

@@ -126,12 +126,14 @@ static void test_reasons(void **state)
         {JOB_REASON_MAX_RUNNING, "MaxRunningLimit"},
         {JOB_REASON_MAX_USER_RUNNING, "MaxUserRunningLimit"},
         {JOB_REASON_MAX_GROUP_RUNNING, "MaxGroupRunningLimit"},
+        {JOB_REASON_RESOURCES_MAX, "ResourcesMaxLimit"},
+        {JOB_REASON_RESOURCES_AVAILABLE, "ResourcesAvailableLimit"},
     };
 
     (void)state;
     for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
         assert_string_equal(jobreason_name(reasons[i].code), reasons[i].text);
-    assert_string_equal(jobreason_name(29), "Unknown");
+    assert_string_equal(jobreason_name(31), "Unknown");
     assert_string_equal(jobreason_name(UINT32_MAX), "Unknown");
 }
 
