@@ -183,6 +183,7 @@ static int check_auth_info(struct parse *p, const char *v);
 static int check_slurm_user(struct parse *p, const char *v);
 static int check_noded_user(struct parse *p, const char *v);
 static int check_scheduler_type(struct parse *p, const char *v);
+static int check_priority_type(struct parse *p, const char *v);
 static int check_select_type(struct parse *p, const char *v);
 static int check_scheduler_parameters(struct parse *p, const char *v);
 static int check_filters(struct parse *p, const char *v);
@@ -224,6 +225,7 @@ static const struct directive directives[] = {
     {"NodedUser", DT_STRING, OFF(noded_user), 0, 0, "root", check_noded_user},
     {"PluginDir", DT_PATH, OFF(plugin_dir), 0, 0, TESSERA_PLUGIN_DIR, NULL},
     {"PolicyFile", DT_PATH, OFF(policy_file), 0, 0, NULL, NULL},
+    {"PriorityType", DT_STRING, OFF(priority_type), 0, 0, "priority/pbs", check_priority_type},
     {"ResourceGroupFile", DT_PATH, OFF(resource_group_file), 0, 0, NULL, NULL},
     {"ResourcesAvailable", DT_STRING, OFF(resources_available), 0, 0, NULL,
      check_resources_available},
@@ -482,6 +484,13 @@ void conf_filters_free(char **paths, size_t n)
     for (size_t i = 0; i < n; i++)
         free(paths[i]);
     free(paths);
+}
+
+static int check_priority_type(struct parse *p, const char *v)
+{
+    if (strncmp(v, "priority/", 9) != 0 || !valid_name(v + 9))
+        return fail(p, "PriorityType must be priority/NAME, not '%s'", v);
+    return TS_OK;
 }
 
 static int check_scheduler_type(struct parse *p, const char *v)

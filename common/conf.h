@@ -85,6 +85,7 @@ struct conf {
     uid_t noded_user_uid;
     char *select_type;
     char *scheduler_type;
+    char *priority_type;     /* PriorityType=: the order of the queue (priority/pbs) */
     char *scheduler_parameters;
     char *submit_filters;    /* SubmitFilters=: absolute paths, comma-separated (NULL: none) */
     char *activation_filters;

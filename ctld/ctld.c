@@ -310,8 +310,10 @@ static void warn_restart_needed(const struct conf *old, const struct conf *new)
     if (old->ctld_port != new->ctld_port || strcmp(old->ctld_host, new->ctld_host))
         log_warn("reconfigure: CtldHost/CtldPort changes take effect at the next restart");
     if (strcmp(old->scheduler_type, new->scheduler_type) ||
-        strcmp(old->select_type, new->select_type))
-        log_warn("reconfigure: SchedulerType/SelectType changes take effect at the next restart");
+        strcmp(old->select_type, new->select_type) ||
+        strcmp(old->priority_type, new->priority_type))
+        log_warn("reconfigure: SchedulerType/SelectType/PriorityType changes take effect at "
+                 "the next restart");
     if (strcmp(old->state_save_location, new->state_save_location))
         log_warn("reconfigure: StateSaveLocation changes take effect at the next restart");
     if ((old->munge_socket == NULL) != (new->munge_socket == NULL) ||

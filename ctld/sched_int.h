@@ -77,6 +77,12 @@ void sched_limits_free(struct limit_counts *lc);
 int sched_limits_allow(struct ctld *c, struct limit_counts *lc, struct job *lead);
 void sched_limits_started(struct ctld *c, struct limit_counts *lc, struct job *lead);
 
+/* ctld/sched.c: the priority plugin's order (PriorityType=). */
+struct priority_view;
+struct policy_unit;
+int sched_priority_order(struct ctld *c, const struct priority_view *view,
+                         struct policy_unit *units, size_t n, unsigned char *greedy);
+
 /* Whether dedicated time lets the unit start now; if not its reason says so. */
 int sched_policy_admits(struct ctld *c, struct job *lead, time_t now);
 

@@ -1,12 +1,9 @@
-/* The order the scheduler sees pending units in (docs/policies.md).
- *
- * Without a policy file: the highest component priority first, then the lower id (the
- * default priority weighs age, nice and size), and every unit that waits holds the ones
- * after it back (reservations, Slurm's rule). With one, common/policy_order.c's order
- * under the current period's values (prime or non-prime time by HolidaysFile=, always
- * prime without one): queues, starving units, sort keys, fair share, round robin. With
- * strict_fifo off (PBS's default) the units are greedy: one that cannot start holds
- * nobody back, except a starving one, which keeps the head and its reservation.
+/* The order the scheduler sees pending units in (docs/policies.md): each unit's keys
+ * (priority, queue, requested CPU time and memory, limit, wait, fair-share entity) handed
+ * to the priority plugin (PriorityType=, plugins/priority/) with the policy period in
+ * force (prime or non-prime time by HolidaysFile=, always prime without one). priority/pbs
+ * orders by the policy file and makes units greedy with strict_fifo off; without a policy
+ * file, and with priority/basic, the highest priority first, then the lower id.
  *
  * Dedicated time (DedicatedTimeFile=) keeps units out of the view: inside a period all
  * but those of dedicated partitions, outside it those, and units whose time limit would
@@ -19,10 +16,12 @@
 
 #include "common/conf.h"
 #include "common/dedicated.h"
+#include "common/errors.h"
 #include "common/fairshare.h"
 #include "common/holidays.h"
 #include "common/jobstate.h"
 #include "common/policy.h"
+#include "common/priority.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -65,42 +64,26 @@ static void fill_keys(struct ctld *c, struct job *lead, struct policy_unit *u, t
     }
 }
 
-#define CMP(a, b) ((a) < (b) ? -1 : (a) > (b))
-
-static int cmp_default(const void *a, const void *b)
-{
-    const struct job *x = *(struct job *const *)a, *y = *(struct job *const *)b;
-    uint32_t px = job_unit_priority(x), py = job_unit_priority(y);
-    if (px != py)
-        return px > py ? -1 : 1;
-    return CMP(x->rec->job_id, y->rec->job_id);
-}
-
 void sched_order_units(struct ctld *c, struct job **leaders, size_t n, unsigned char *greedy)
 {
     memset(greedy, 0, n);
-    if (!c->policy) {
-        qsort(leaders, n, sizeof(*leaders), cmp_default);
-        return;
-    }
     struct policy_unit *units = malloc((n + 1) * sizeof(*units));
-    if (!units) { /* out of memory: the default order rather than none */
-        qsort(leaders, n, sizeof(*leaders), cmp_default);
-        return;
-    }
+    if (!units)
+        return; /* out of memory: id order rather than none */
     time_t now = time(NULL);
     enum policy_period period = c->holidays ? holidays_period(c->holidays, now) : POLICY_PRIME;
-    const struct policy_set *set = &c->policy->set[period];
     int fair = fairshare_usage_wanted(c, now);
+    struct priority_view view = {
+        .now = (int64_t)now,
+        .policy = c->policy ? &c->policy->set[period] : NULL,
+        .fairshare = fair ? fairshare_usage_tree(c) : NULL,
+    };
     for (size_t i = 0; i < n; i++)
         fill_keys(c, leaders[i], &units[i], now, fair);
-    policy_order(set, units, n, fair ? fairshare_usage_tree(c) : NULL);
-    for (size_t i = 0; i < n; i++) {
+    if (sched_priority_order(c, &view, units, n, greedy) != TS_OK)
+        memset(greedy, 0, n);
+    for (size_t i = 0; i < n; i++)
         leaders[i] = units[i].owner;
-        /* strict_fifo off: a unit that cannot start holds nobody back, except a starving
-         * one (help_starving_jobs), which reserves */
-        greedy[i] = !set->strict_fifo && !units[i].starving;
-    }
     free(units);
 }
 

@@ -316,6 +316,7 @@ int main(int argc, char **argv)
     if (!rc) {
         cfg.select = pl.select;
         cfg.sched = pl.sched;
+        cfg.priority = pl.priority;
         rc = simulate(&o, t, &cfg);
     }
     sim_plugins_unload(&pl);

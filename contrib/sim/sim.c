@@ -231,8 +231,9 @@ int sim_create(const struct sim_config *cfg, const struct swf_job *jobs, size_t 
     err = TS_ENOMEM;
     if (machine_create(s, cfg) != TS_OK || jobs_create(s, jobs, njobs) != TS_OK)
         goto error;
-    if (cfg->policy &&
-        sim_policy_create(cfg->policy, cfg->fairshare, s->jobs, s->njobs, &s->policy) != TS_OK)
+    if (cfg->policy && (err = sim_policy_create(cfg->policy, cfg->priority, cfg->fairshare,
+                                                s->jobs, s->njobs, &s->policy, errbuf,
+                                                errlen)))
         goto error;
     err = s->sched->create(cfg->sched_params, &s->plugin_state, errbuf, errlen);
     if (err)

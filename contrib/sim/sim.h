@@ -18,6 +18,7 @@
 
 #include "common/fairshare.h"
 #include "common/policy.h"
+#include "common/priority.h"
 #include "common/sched.h"
 #include "common/select.h"
 #include "contrib/sim/swf.h"
@@ -40,6 +41,7 @@ struct sim_config {
      * are greedy with strict_fifo off. NULL: arrival order, each waiting job holding the
      * later ones back. */
     const struct policy_set *policy;
+    const struct priority_ops *priority; /* applies policy (priority/pbs); needed with it */
     /* The fair-share tree to charge (processors x seconds) and order by, the caller's
      * (its usage changes); a job's entity is the node whose id is its user (or group,
      * with fairshare_entity: egroup), else its number under "unknown". NULL: none. */
@@ -131,23 +133,18 @@ char *sim_policy_params(enum sim_policy p, int64_t window_min, const char *extra
 struct sim_plugins {
     struct plugin *select_plugin;
     struct plugin *sched_plugin;
+    struct plugin *priority_plugin;
     const struct select_ops *select;
     const struct sched_ops *sched;
-    /* One period's values of a policy file (docs/policies.md): the waiting jobs are
-     * ordered as the controller orders them (sort keys, starving jobs, fair share) and
-     * are greedy with strict_fifo off. NULL: arrival order, each waiting job holding the
-     * later ones back. */
-    const struct policy_set *policy;
-    /* The fair-share tree to charge (processors x seconds) and order by, the caller's
-     * (its usage changes); a job's entity is the node whose id is its user (or group,
-     * with fairshare_entity: egroup), else its number under "unknown". NULL: none. */
-    struct fairshare *fairshare;
+    const struct priority_ops *priority;
 };
 
 #define SIM_SELECT_TYPE "select/consumable"
 #define SIM_SCHED_TYPE "sched/backfill"
+#define SIM_PRIORITY_TYPE "priority/pbs"
 
-/* Loads select/consumable and sched_name (NULL: SIM_SCHED_TYPE) from dir. TS_OK, or
+/* Loads select/consumable, sched_name (NULL: SIM_SCHED_TYPE) and priority/pbs from dir.
+ * TS_OK, or
  * plugin_load's error with its reason in errbuf (nothing stays loaded then). */
 int sim_plugins_load(const char *dir, const char *sched_name, struct sim_plugins *out,
                      char *errbuf, size_t errlen);

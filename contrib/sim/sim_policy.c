@@ -1,6 +1,6 @@
-/* The simulator's policy file: order, greediness and fair share, as the controller does it
- * (ctld/sched_order.c, ctld/fairshare_usage.c) but with the trace's users and groups and
- * simulated time. Holidays and dedicated time are not simulated: one period's values. */
+/* The simulator's policy file: order and greediness by the priority plugin, and fair
+ * share, as the controller does it (ctld/sched_order.c, ctld/fairshare_usage.c) but with
+ * the trace's users and groups and simulated time. Holidays and dedicated time are not simulated: one period's values. */
 #include "contrib/sim/sim_policy.h"
 
 #include "common/errors.h"
@@ -13,6 +13,8 @@
 
 struct sim_policy_state {
     const struct policy_set *set;
+    const struct priority_ops *priority;
+    void *priority_state;
     struct fairshare *fs;
     int *entity;                 /* per job: its tree node */
     struct policy_unit *units;   /* scratch, one per job at most */
@@ -43,13 +45,24 @@ static int entity_of(struct fairshare *fs, int32_t who)
     return node >= 0 ? node : FAIRSHARE_UNKNOWN;
 }
 
-int sim_policy_create(const struct policy_set *set, struct fairshare *fs,
-                      const struct sim_job *jobs, size_t njobs, struct sim_policy_state **out)
+int sim_policy_create(const struct policy_set *set, const struct priority_ops *priority,
+                      struct fairshare *fs, const struct sim_job *jobs, size_t njobs,
+                      struct sim_policy_state **out, char *errbuf, size_t errlen)
 {
-    struct sim_policy_state *p = calloc(1, sizeof(*p));
     *out = NULL;
+    if (!priority) {
+        snprintf(errbuf, errlen, "a policy needs a priority plugin");
+        return TS_EINVAL;
+    }
+    struct sim_policy_state *p = calloc(1, sizeof(*p));
     if (!p)
         return TS_ENOMEM;
+    int err = priority->create(NULL, &p->priority_state, errbuf, errlen);
+    if (err) {
+        free(p);
+        return err;
+    }
+    p->priority = priority;
     p->set = set;
     p->fs = fs;
     p->fair = fs && uses_fair_share(set);
@@ -72,6 +85,8 @@ void sim_policy_destroy(struct sim_policy_state *p)
 {
     if (!p)
         return;
+    if (p->priority)
+        p->priority->destroy(p->priority_state);
     free(p->entity);
     free(p->units);
     free(p);
@@ -118,10 +133,12 @@ int sim_policy_order(struct sim_policy_state *p, const struct sim_job *jobs, siz
             .owner = (void *)(uintptr_t)j, /* the job's index rides along */
         };
     }
-    int err = policy_order(p->set, p->units, n, p->fair ? p->fs : NULL);
-    for (size_t i = 0; i < n; i++) {
+    struct priority_view view = {.now = now, .policy = p->set,
+                                 .fairshare = p->fair ? p->fs : NULL};
+    int err = p->priority->order(p->priority_state, &view, p->units, n, greedy);
+    for (size_t i = 0; i < n; i++)
         waiting[i] = (size_t)(uintptr_t)p->units[i].owner;
-        greedy[i] = !p->set->strict_fifo && !p->units[i].starving;
-    }
+    if (err)
+        memset(greedy, 0, n);
     return err;
 }

@@ -1,5 +1,6 @@
 /* A policy file's order in the simulator (contrib/sim/sim_policy.c): the waiting jobs as
- * common/policy_order.c orders them under one period's values, and the fair-share usage
+ * the priority plugin (priority/pbs) orders them under one period's values, and the
+ * fair-share usage
  * the simulated jobs charge (processors x seconds, decayed with half_life). Internal to
  * the simulator library. */
 #ifndef TESSERA_CONTRIB_SIM_SIM_POLICY_H
@@ -12,11 +13,13 @@
 
 struct sim_policy_state;
 
-/* For jobs[0..njobs) (arrival order) under set; fs (may be NULL) is charged and read. Each
- * job's fair-share entity is the tree node whose id is its user (group with egroup), else
- * its number as a name (under "unknown"). TS_OK or TS_ENOMEM. */
-int sim_policy_create(const struct policy_set *set, struct fairshare *fs,
-                      const struct sim_job *jobs, size_t njobs, struct sim_policy_state **out);
+/* For jobs[0..njobs) (arrival order) under set, ordered by the priority plugin; fs (may be
+ * NULL) is charged and read. Each job's fair-share entity is the tree node whose id is its
+ * user (group with egroup), else its number as a name (under "unknown"). TS_OK, or
+ * TS_ENOMEM or the plugin's error with a reason in errbuf. */
+int sim_policy_create(const struct policy_set *set, const struct priority_ops *priority,
+                      struct fairshare *fs, const struct sim_job *jobs, size_t njobs,
+                      struct sim_policy_state **out, char *errbuf, size_t errlen);
 void sim_policy_destroy(struct sim_policy_state *p);
 
 /* Decay the usage to now and charge running[0..n) (job indexes) for the time since the

@@ -116,17 +116,22 @@ int sim_plugins_load(const char *dir, const char *sched_name, struct sim_plugins
     if (!err)
         err = plugin_load(dir, sched_name ? sched_name : SIM_SCHED_TYPE, SCHED_PLUGIN_TYPE,
                           PLUGIN_ABI_VERSION, NULL, &out->sched_plugin, errbuf, errlen);
+    if (!err)
+        err = plugin_load(dir, SIM_PRIORITY_TYPE, PRIORITY_PLUGIN_TYPE, PLUGIN_ABI_VERSION,
+                          NULL, &out->priority_plugin, errbuf, errlen);
     if (err) {
         sim_plugins_unload(out);
         return err;
     }
     out->select = plugin_ops(out->select_plugin);
     out->sched = plugin_ops(out->sched_plugin);
+    out->priority = plugin_ops(out->priority_plugin);
     return TS_OK;
 }
 
 void sim_plugins_unload(struct sim_plugins *p)
 {
+    plugin_unload(p->priority_plugin);
     plugin_unload(p->sched_plugin);
     plugin_unload(p->select_plugin);
     *p = (struct sim_plugins){0};

@@ -372,7 +372,8 @@ static struct outcome simulate_policy_file(const char *text, const char *groups,
     assert_int_equal(sim_plugins_load(plugin_dir, NULL, &pl, o.msg, sizeof(o.msg)), TS_OK);
     struct sim_config cfg = {.nodes = nodes, .cpus_per_node = 1, .sched_params = params,
                              .select = pl.select, .sched = pl.sched,
-                             .policy = &pol.set[POLICY_PRIME], .fairshare = fs};
+                             .policy = &pol.set[POLICY_PRIME], .priority = pl.priority,
+                             .fairshare = fs};
     struct sim *s = NULL;
     o.err = sim_create(&cfg, jobs, n, &s, o.msg, sizeof(o.msg));
     if (!o.err)
