@@ -5,7 +5,8 @@
  * component stops running for the rest. Charges are counted from the later of the job's
  * start and the last charge, so nothing is charged twice and a controller restart charges
  * the jobs that went on running meanwhile. Decay runs before each charge, over the time
- * since the last one. A suspended component is not charged while it is suspended.
+ * since the last one. A component is charged up to its suspension and again from its
+ * resumption (JobRecord.suspend_time), not while it is suspended.
  *
  * The usage (each entity's own, by name) is saved as one record, key "usage" of the
  * "fairshare" database, every sync_time and at shutdown; names the tree does not know
@@ -266,7 +267,10 @@ static void charge(struct ctld *c, const Tessera__JobRecord *r, time_t now)
     struct fairshare_usage *fu = c->fairshare;
     if (r->state != TESSERA__JOB_STATE__JOB_RUNNING || r->start_time <= 0)
         return;
+    /* from the last charge, its start or its last resume (suspend_time), the latest */
     time_t from = (time_t)r->start_time > fu->updated ? (time_t)r->start_time : fu->updated;
+    if ((time_t)r->suspend_time > from)
+        from = (time_t)r->suspend_time;
     if (now <= from || !r->alloc_cpus)
         return;
     int node = fairshare_usage_entity(c, r, now);

@@ -321,6 +321,7 @@ void job_suspend_unit(struct ctld *c, struct job *leader, int resume)
             r->state = TESSERA__JOB_STATE__JOB_RUNNING;
             r->suspend_time = now; /* counting resumes from here (jobfmt_time_used) */
         } else if (!resume && r->state == TESSERA__JOB_STATE__JOB_RUNNING) {
+            fairshare_usage_job_stopped(c, r, now);
             r->pre_suspend_secs = jobfmt_time_used(r, now);
             r->state = TESSERA__JOB_STATE__JOB_SUSPENDED;
             r->suspend_time = now;

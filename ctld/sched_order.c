@@ -45,8 +45,7 @@ static void fill_keys(struct ctld *c, struct job *lead, struct policy_unit *u, t
     u->tier = p ? p->priority_tier : 0;
     u->partition = r0->desc->partition ? r0->desc->partition : "";
     u->waited = r0->eligible_time && now > r0->eligible_time ? now - r0->eligible_time : 0;
-    u->fs_entity = fair ? fairshare_usage_entity(c, r0, now) : -1;
-    u->fs_norm = fair ? fairshare_norm_shares(fairshare_usage_tree(c), u->fs_entity) : 0;
+    u->fs_entity = fair ? fairshare_usage_entity(c, r0, now) : -1; /* fs_norm: later */
     for (size_t i = 0; i < job_ncomponents(lead); i++) {
         const Tessera__JobRecord *r = job_component(lead, i)->rec;
         const Tessera__JobDesc *d = r->desc;
@@ -80,6 +79,10 @@ void sched_order_units(struct ctld *c, struct job **leaders, size_t n, unsigned 
     };
     for (size_t i = 0; i < n; i++)
         fill_keys(c, leaders[i], &units[i], now, fair);
+    /* shares once every entity is in the tree: a name added under "unknown" changes
+     * its siblings' */
+    for (size_t i = 0; fair && i < n; i++)
+        units[i].fs_norm = fairshare_norm_shares(view.fairshare, units[i].fs_entity);
     if (sched_priority_order(c, &view, units, n, greedy) != TS_OK)
         memset(greedy, 0, n);
     for (size_t i = 0; i < n; i++)
