@@ -451,6 +451,11 @@ static int show_fairshare(struct scontrol *s)
     Tessera__Response *resp = call(s, &req, "slurm_load_shares");
     if (!resp)
         return 1;
+    if (resp->msg_case != TESSERA__RESPONSE__MSG_FAIRSHARE_QUERY) {
+        cmd_error(PROG, "unexpected response from the controller");
+        tessera__response__free_unpacked(resp, NULL);
+        return 1;
+    }
     char *text = fairsharefmt_table(resp->fairshare_query);
     if (text)
         fputs(text, stdout);

@@ -303,6 +303,16 @@ static int compare_key(enum policy_sort key, const struct policy_unit *x,
     }
 }
 
+int policy_uses_fair_share(const struct policy_set *s)
+{
+    if (s->fair_share || s->sort_by == POLICY_SORT_FAIR_SHARE)
+        return 1;
+    for (size_t i = 0; s->sort_by == POLICY_SORT_MULTI && i < s->nkeys; i++)
+        if (s->keys[i] == POLICY_SORT_FAIR_SHARE)
+            return 1;
+    return 0;
+}
+
 int policy_starving(const struct policy_set *s, const struct policy_unit *u)
 {
     return s->help_starving_jobs && u->waited > s->starve_max;

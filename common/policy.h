@@ -86,6 +86,10 @@ struct policy_unit {
 int policy_compare(const struct policy_set *s, const struct policy_unit *x,
                    const struct policy_unit *y);
 
+/* Whether the period's values order by fair share (fair_share: true, or a fair_share sort
+ * key alone or among multi_sort's). */
+int policy_uses_fair_share(const struct policy_set *s);
+
 /* Whether a unit starves under the period's values. */
 int policy_starving(const struct policy_set *s, const struct policy_unit *u);
 

@@ -1,6 +1,8 @@
 /* What the priority plugins share: the default order. */
 #include "common/priority.h"
 
+#include "common/errors.h"
+
 #include <stdlib.h>
 
 static int by_priority(const void *a, const void *b)
@@ -9,6 +11,20 @@ static int by_priority(const void *a, const void *b)
     if (x->priority != y->priority)
         return x->priority > y->priority ? -1 : 1;
     return x->id < y->id ? -1 : x->id > y->id;
+}
+
+int priority_stateless_create(const char *params, void **state, char *errbuf, size_t errlen)
+{
+    (void)params;
+    (void)errbuf;
+    (void)errlen;
+    *state = NULL;
+    return TS_OK;
+}
+
+void priority_stateless_destroy(void *state)
+{
+    (void)state;
 }
 
 void priority_default_order(struct policy_unit *units, size_t n)

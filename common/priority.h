@@ -47,5 +47,8 @@ struct priority_ops {
 
 /* The default order (priority descending, then id ascending), shared by both plugins. */
 void priority_default_order(struct policy_unit *units, size_t n);
+/* create and destroy for a plugin without state (parameters ignored). */
+int priority_stateless_create(const char *params, void **state, char *errbuf, size_t errlen);
+void priority_stateless_destroy(void *state);
 
 #endif

@@ -249,14 +249,7 @@ int fairshare_usage_entity(struct ctld *c, const Tessera__JobRecord *r, time_t n
 int fairshare_usage_wanted(const struct ctld *c, time_t now)
 {
     const struct policy_set *s = current_set(c, now);
-    if (!s || !c->fairshare)
-        return 0;
-    if (s->fair_share || s->sort_by == POLICY_SORT_FAIR_SHARE)
-        return 1;
-    for (size_t i = 0; s->sort_by == POLICY_SORT_MULTI && i < s->nkeys; i++)
-        if (s->keys[i] == POLICY_SORT_FAIR_SHARE)
-            return 1;
-    return 0;
+    return s && c->fairshare && policy_uses_fair_share(s);
 }
 
 /* ------------------------------------------------------------------------------------ */

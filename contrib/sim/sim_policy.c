@@ -22,16 +22,6 @@ struct sim_policy_state {
     int fair;                    /* the order reads the tree */
 };
 
-static int uses_fair_share(const struct policy_set *s)
-{
-    if (s->fair_share || s->sort_by == POLICY_SORT_FAIR_SHARE)
-        return 1;
-    for (size_t i = 0; s->sort_by == POLICY_SORT_MULTI && i < s->nkeys; i++)
-        if (s->keys[i] == POLICY_SORT_FAIR_SHARE)
-            return 1;
-    return 0;
-}
-
 static int entity_of(struct fairshare *fs, int32_t who)
 {
     if (who < 0)
@@ -65,7 +55,7 @@ int sim_policy_create(const struct policy_set *set, const struct priority_ops *p
     p->priority = priority;
     p->set = set;
     p->fs = fs;
-    p->fair = fs && uses_fair_share(set);
+    p->fair = fs && policy_uses_fair_share(set);
     p->entity = calloc(njobs + 1, sizeof(*p->entity));
     p->units = calloc(njobs + 1, sizeof(*p->units));
     if (!p->entity || !p->units) {

@@ -6,20 +6,6 @@
 
 #include <string.h>
 
-static int create(const char *params, void **state, char *errbuf, size_t errlen)
-{
-    (void)params;
-    (void)errbuf;
-    (void)errlen;
-    *state = NULL;
-    return TS_OK;
-}
-
-static void destroy(void *state)
-{
-    (void)state;
-}
-
 static int order(void *state, const struct priority_view *view, struct policy_unit *units,
                  size_t n, unsigned char *greedy)
 {
@@ -33,7 +19,7 @@ static int order(void *state, const struct priority_view *view, struct policy_un
 const struct priority_ops tessera_plugin = {
     .header = {.type = PRIORITY_PLUGIN_TYPE, .name = "priority/basic",
                .abi_version = PLUGIN_ABI_VERSION},
-    .create = create,
-    .destroy = destroy,
+    .create = priority_stateless_create,
+    .destroy = priority_stateless_destroy,
     .order = order,
 };

@@ -44,10 +44,12 @@ struct outcome {
     struct sim_stats stats;
 };
 
-/* Runs jobs through the given scheduler ops (NULL: the plugin sched_name). */
-static struct outcome simulate_with(const char *sched_name, const struct sched_ops *ops,
+/* Runs jobs through the given scheduler ops (NULL: the plugin sched_name), under policy
+ * (may be NULL) with the fair-share tree fs. */
+static struct outcome simulate_full(const char *sched_name, const struct sched_ops *ops,
                                     const char *params, const struct swf_job *jobs, size_t n,
-                                    uint32_t nodes, uint32_t cpus)
+                                    uint32_t nodes, uint32_t cpus,
+                                    const struct policy_set *policy, struct fairshare *fs)
 {
     struct outcome o = {0};
     struct sim_plugins pl;
@@ -57,7 +59,8 @@ static struct outcome simulate_with(const char *sched_name, const struct sched_o
         return o;
     }
     struct sim_config cfg = {.nodes = nodes, .cpus_per_node = cpus, .sched_params = params,
-                             .select = pl.select, .sched = ops ? ops : pl.sched};
+                             .select = pl.select, .sched = ops ? ops : pl.sched,
+                             .policy = policy, .priority = pl.priority, .fairshare = fs};
     struct sim *s = NULL;
     o.err = sim_create(&cfg, jobs, n, &s, o.msg, sizeof(o.msg));
     if (!o.err)
@@ -71,6 +74,13 @@ static struct outcome simulate_with(const char *sched_name, const struct sched_o
     sim_destroy(s);
     sim_plugins_unload(&pl);
     return o;
+}
+
+static struct outcome simulate_with(const char *sched_name, const struct sched_ops *ops,
+                                    const char *params, const struct swf_job *jobs, size_t n,
+                                    uint32_t nodes, uint32_t cpus)
+{
+    return simulate_full(sched_name, ops, params, jobs, n, nodes, cpus, NULL, NULL);
 }
 
 static struct outcome simulate_policy(const char *sched_name, enum sim_policy p,
@@ -366,25 +376,9 @@ static struct outcome simulate_policy_file(const char *text, const char *groups,
                                      pol.set[POLICY_PRIME].unknown_shares, &fs, err,
                                      sizeof(err)),
                      TS_OK);
-    struct outcome o = {0};
-    struct sim_plugins pl;
     char *params = sim_policy_params(SIM_POLICY_DEFAULT, sim_window_minutes(jobs, n), NULL);
-    assert_int_equal(sim_plugins_load(plugin_dir, NULL, &pl, o.msg, sizeof(o.msg)), TS_OK);
-    struct sim_config cfg = {.nodes = nodes, .cpus_per_node = 1, .sched_params = params,
-                             .select = pl.select, .sched = pl.sched,
-                             .policy = &pol.set[POLICY_PRIME], .priority = pl.priority,
-                             .fairshare = fs};
-    struct sim *s = NULL;
-    o.err = sim_create(&cfg, jobs, n, &s, o.msg, sizeof(o.msg));
-    if (!o.err)
-        o.err = sim_run(s, o.msg, sizeof(o.msg));
-    if (s) {
-        o.njobs = sim_job_count(s);
-        for (size_t i = 0; i < o.njobs && i < MAX_JOBS; i++)
-            o.start[i] = sim_job_at(s, i)->start;
-    }
-    sim_destroy(s);
-    sim_plugins_unload(&pl);
+    struct outcome o = simulate_full(NULL, NULL, params, jobs, n, nodes, 1,
+                                     &pol.set[POLICY_PRIME], fs);
     fairshare_destroy(fs);
     free(params);
     return o;
