@@ -62,8 +62,9 @@ int jobstate_is_finished(Tessera__JobState state)
 static const struct {
     uint32_t code;
     const char *text;
+    int sched;
 } reasons[] = {
-#define JOB_REASON_ROW(name, num, text) {num, text},
+#define JOB_REASON_ROW(name, num, text, sched) {num, text, sched},
     JOB_REASONS(JOB_REASON_ROW)
 #undef JOB_REASON_ROW
 };
@@ -74,6 +75,14 @@ const char *jobreason_name(uint32_t reason)
         if (reasons[i].code == reason)
             return reasons[i].text;
     return "Unknown";
+}
+
+int jobreason_scheduler_decides(uint32_t reason)
+{
+    for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
+        if (reasons[i].code == reason)
+            return reasons[i].sched;
+    return 0;
 }
 
 const char *jobstate_display_id(const Tessera__JobRecord *job, char *buf, size_t len)

@@ -8,42 +8,44 @@
 #include <stddef.h>
 #include <stdint.h>
 
-/* X(name, number, Slurm's text) */
+/* X(name, number, Slurm's text, sched): sched is 1 for the reasons the scheduler gives and
+ * takes back itself, every cycle (a unit pending for one of them stays in its view), 0
+ * for those something else must clear (a hold, a dependency, a begin time...). */
 #define JOB_REASONS(X)                                                                   \
-    X(JOB_REASON_NONE, 0, "None")                                                        \
-    X(JOB_REASON_PRIORITY, 1, "Priority")                                                \
-    X(JOB_REASON_RESOURCES, 2, "Resources")                                              \
-    X(JOB_REASON_DEPENDENCY, 3, "Dependency")                                            \
-    X(JOB_REASON_BEGIN_TIME, 4, "BeginTime")                                             \
-    X(JOB_REASON_HELD_USER, 5, "JobHeldUser")                                            \
-    X(JOB_REASON_HELD_ADMIN, 6, "JobHeldAdmin")                                          \
-    X(JOB_REASON_PARTITION_DOWN, 7, "PartitionDown")                                     \
-    X(JOB_REASON_PARTITION_INACTIVE, 8, "PartitionInactive")                             \
-    X(JOB_REASON_PARTITION_NODE_LIMIT, 9, "PartitionNodeLimit")                          \
-    X(JOB_REASON_PARTITION_TIME_LIMIT, 10, "PartitionTimeLimit")                         \
-    X(JOB_REASON_NODES_DOWN, 11, "ReqNodeNotAvail")                                      \
-    X(JOB_REASON_DEPENDENCY_NEVER, 12, "DependencyNeverSatisfied")                       \
-    X(JOB_REASON_DEADLINE, 13, "DeadLine")                                               \
-    X(JOB_REASON_NON_ZERO_EXIT, 14, "NonZeroExitCode")                                   \
-    X(JOB_REASON_TIME_LIMIT, 15, "TimeLimit")                                            \
-    X(JOB_REASON_NODE_FAIL, 16, "NodeDown")                                              \
-    X(JOB_REASON_CANCELLED, 17, "None")                                                  \
-    X(JOB_REASON_BAD_CONSTRAINTS, 18, "BadConstraints")                                  \
-    X(JOB_REASON_LAUNCH_FAILED, 19, "JobLaunchFailure")                                  \
-    X(JOB_REASON_SYSTEM_FAILURE, 20, "SystemFailure")                                    \
-    X(JOB_REASON_ACTIVATION_BLOCKED, 21, "ActivationBlocked")                            \
-    X(JOB_REASON_ACTIVATION_RESERVED, 22, "ActivationReserved")                          \
-    X(JOB_REASON_ACTIVATION_HOLD, 23, "ActivationHold")                                  \
-    X(JOB_REASON_ACTIVATION_FAILED, 24, "ActivationFailed")                              \
-    X(JOB_REASON_DEDICATED_TIME, 25, "DedicatedTime")                                    \
-    X(JOB_REASON_MAX_RUNNING, 26, "MaxRunningLimit")                                     \
-    X(JOB_REASON_MAX_USER_RUNNING, 27, "MaxUserRunningLimit")                            \
-    X(JOB_REASON_MAX_GROUP_RUNNING, 28, "MaxGroupRunningLimit")                          \
-    X(JOB_REASON_RESOURCES_MAX, 29, "ResourcesMaxLimit")                                 \
-    X(JOB_REASON_RESOURCES_AVAILABLE, 30, "ResourcesAvailableLimit")
+    X(JOB_REASON_NONE, 0, "None", 1)                                                     \
+    X(JOB_REASON_PRIORITY, 1, "Priority", 1)                                             \
+    X(JOB_REASON_RESOURCES, 2, "Resources", 1)                                           \
+    X(JOB_REASON_DEPENDENCY, 3, "Dependency", 0)                                         \
+    X(JOB_REASON_BEGIN_TIME, 4, "BeginTime", 0)                                          \
+    X(JOB_REASON_HELD_USER, 5, "JobHeldUser", 0)                                         \
+    X(JOB_REASON_HELD_ADMIN, 6, "JobHeldAdmin", 0)                                       \
+    X(JOB_REASON_PARTITION_DOWN, 7, "PartitionDown", 0)                                  \
+    X(JOB_REASON_PARTITION_INACTIVE, 8, "PartitionInactive", 0)                          \
+    X(JOB_REASON_PARTITION_NODE_LIMIT, 9, "PartitionNodeLimit", 0)                       \
+    X(JOB_REASON_PARTITION_TIME_LIMIT, 10, "PartitionTimeLimit", 0)                      \
+    X(JOB_REASON_NODES_DOWN, 11, "ReqNodeNotAvail", 0)                                   \
+    X(JOB_REASON_DEPENDENCY_NEVER, 12, "DependencyNeverSatisfied", 0)                    \
+    X(JOB_REASON_DEADLINE, 13, "DeadLine", 0)                                            \
+    X(JOB_REASON_NON_ZERO_EXIT, 14, "NonZeroExitCode", 0)                                \
+    X(JOB_REASON_TIME_LIMIT, 15, "TimeLimit", 0)                                         \
+    X(JOB_REASON_NODE_FAIL, 16, "NodeDown", 0)                                           \
+    X(JOB_REASON_CANCELLED, 17, "None", 0)                                               \
+    X(JOB_REASON_BAD_CONSTRAINTS, 18, "BadConstraints", 1)                               \
+    X(JOB_REASON_LAUNCH_FAILED, 19, "JobLaunchFailure", 0)                               \
+    X(JOB_REASON_SYSTEM_FAILURE, 20, "SystemFailure", 0)                                 \
+    X(JOB_REASON_ACTIVATION_BLOCKED, 21, "ActivationBlocked", 1)                         \
+    X(JOB_REASON_ACTIVATION_RESERVED, 22, "ActivationReserved", 1)                       \
+    X(JOB_REASON_ACTIVATION_HOLD, 23, "ActivationHold", 1)                               \
+    X(JOB_REASON_ACTIVATION_FAILED, 24, "ActivationFailed", 0)                           \
+    X(JOB_REASON_DEDICATED_TIME, 25, "DedicatedTime", 1)                                 \
+    X(JOB_REASON_MAX_RUNNING, 26, "MaxRunningLimit", 1)                                  \
+    X(JOB_REASON_MAX_USER_RUNNING, 27, "MaxUserRunningLimit", 1)                         \
+    X(JOB_REASON_MAX_GROUP_RUNNING, 28, "MaxGroupRunningLimit", 1)                       \
+    X(JOB_REASON_RESOURCES_MAX, 29, "ResourcesMaxLimit", 1)                              \
+    X(JOB_REASON_RESOURCES_AVAILABLE, 30, "ResourcesAvailableLimit", 1)
 
 enum job_reason {
-#define JOB_REASON_ENUM(name, num, text) name = num,
+#define JOB_REASON_ENUM(name, num, text, sched) name = num,
     JOB_REASONS(JOB_REASON_ENUM)
 #undef JOB_REASON_ENUM
 };
@@ -62,6 +64,9 @@ int jobstate_is_finished(Tessera__JobState state);
 
 /* "Resources", "JobHeldUser", ... ("Unknown" for a code this build does not know). */
 const char *jobreason_name(uint32_t reason);
+/* Whether the scheduler decides this reason each cycle (the table's sched column): a
+ * pending unit with it is eligible. 0 for unknown codes. */
+int jobreason_scheduler_decides(uint32_t reason);
 
 /* A job's id as users see it: "93+1" for a component of a het job, "93" for a plain one.
  * buf must hold 24 bytes. */

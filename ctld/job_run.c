@@ -54,24 +54,10 @@ int job_unit_eligible(struct ctld *c, struct job *leader, time_t now)
         if (j->rec->state != TESSERA__JOB_STATE__JOB_PENDING)
             return 0;
         job_update_reason(c, j, now);
-        switch (j->rec->reason) {
-        case JOB_REASON_NONE:
-        case JOB_REASON_RESOURCES:
-        case JOB_REASON_PRIORITY:
-        case JOB_REASON_BAD_CONSTRAINTS:
-        case JOB_REASON_ACTIVATION_BLOCKED: /* standing filter verdicts: the scheduler */
-        case JOB_REASON_ACTIVATION_RESERVED: /* honours them (ctld/filter_activate.c) */
-        case JOB_REASON_ACTIVATION_HOLD:
-        case JOB_REASON_DEDICATED_TIME: /* the scheduler's view decides it each cycle */
-        case JOB_REASON_MAX_RUNNING:
-        case JOB_REASON_MAX_USER_RUNNING:
-        case JOB_REASON_MAX_GROUP_RUNNING:
-        case JOB_REASON_RESOURCES_MAX:
-        case JOB_REASON_RESOURCES_AVAILABLE:
-            break;
-        default:
+        /* the scheduler's own reasons (limits, dedicated time, standing filter verdicts,
+         * resources...) are decided again by this cycle's view */
+        if (!jobreason_scheduler_decides(j->rec->reason))
             return 0;
-        }
     }
     return 1;
 }

@@ -135,6 +135,18 @@ static void test_reasons(void **state)
         assert_string_equal(jobreason_name(reasons[i].code), reasons[i].text);
     assert_string_equal(jobreason_name(31), "Unknown");
     assert_string_equal(jobreason_name(UINT32_MAX), "Unknown");
+    /* the reasons the scheduler decides every cycle keep a unit in its view */
+    static const uint32_t sched[] = {JOB_REASON_NONE, JOB_REASON_PRIORITY, JOB_REASON_RESOURCES,
+                                     JOB_REASON_BAD_CONSTRAINTS, JOB_REASON_ACTIVATION_HOLD,
+                                     JOB_REASON_DEDICATED_TIME, JOB_REASON_MAX_RUNNING,
+                                     JOB_REASON_RESOURCES_MAX, JOB_REASON_RESOURCES_AVAILABLE};
+    static const uint32_t other[] = {JOB_REASON_DEPENDENCY, JOB_REASON_BEGIN_TIME,
+                                     JOB_REASON_HELD_USER, JOB_REASON_HELD_ADMIN,
+                                     JOB_REASON_ACTIVATION_FAILED, JOB_REASON_CANCELLED, 31};
+    for (size_t i = 0; i < sizeof(sched) / sizeof(sched[0]); i++)
+        assert_true(jobreason_scheduler_decides(sched[i]));
+    for (size_t i = 0; i < sizeof(other) / sizeof(other[0]); i++)
+        assert_false(jobreason_scheduler_decides(other[i]));
 }
 
 static void test_display_id(void **state)
