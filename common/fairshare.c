@@ -260,7 +260,9 @@ int fairshare_find_id(const struct fairshare *fs, uint32_t id)
 
 int fairshare_entity(struct fairshare *fs, const char *name)
 {
-    if (!name || !*name)
+    /* the tree's own root is no entity: a user called root counts as unknown (as does an
+     * entity called unknown, which finds that group) */
+    if (!name || !*name || !strcmp(name, "root"))
         return FAIRSHARE_UNKNOWN;
     int i = fairshare_find(fs, name);
     if (i >= 0)

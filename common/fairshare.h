@@ -34,7 +34,8 @@ int fairshare_load(const char *path, uint32_t unknown_shares, struct fairshare *
 void fairshare_destroy(struct fairshare *fs);
 
 /* The node of an entity name; a name the tree does not know is added under "unknown"
- * with one share. -1 only when out of memory (or the name is empty: "unknown" itself). */
+ * with one share. An empty name, "root" (the user root: the tree's root is no entity)
+ * and "unknown" give "unknown" itself. -1 only when out of memory. */
 int fairshare_entity(struct fairshare *fs, const char *name);
 /* The node of a name without adding it; -1 if none. */
 int fairshare_find(const struct fairshare *fs, const char *name);

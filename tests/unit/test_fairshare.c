@@ -89,6 +89,8 @@ static void test_unknown_names(void **state)
     assert_int_equal(fairshare_entity(fs, "nobody"), a);
     assert_int_equal(fairshare_entity(fs, "usr3"), fairshare_find(fs, "usr3"));
     assert_int_equal(fairshare_entity(fs, ""), FAIRSHARE_UNKNOWN);
+    assert_int_equal(fairshare_entity(fs, "root"), FAIRSHARE_UNKNOWN); /* the user root */
+    assert_int_equal(fairshare_entity(fs, "unknown"), FAIRSHARE_UNKNOWN);
     NEAR(fairshare_norm_shares(fs, a), 10.0 / 55); /* alone under unknown */
     int b = fairshare_entity(fs, "somebody");
     NEAR(fairshare_norm_shares(fs, a), 10.0 / 55 / 2); /* one share each */
