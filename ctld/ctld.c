@@ -321,6 +321,14 @@ static void warn_restart_needed(const struct conf *old, const struct conf *new)
         log_warn("reconfigure: AuthInfo changes take effect at the next restart");
 }
 
+const struct policy_set *ctld_policy_now(const struct ctld *c, time_t now)
+{
+    if (!c->policy)
+        return NULL;
+    enum policy_period p = c->holidays ? holidays_period(c->holidays, now) : POLICY_PRIME;
+    return &c->policy->set[p];
+}
+
 int ctld_reconfigure(struct ctld *c, char *errbuf, size_t errlen)
 {
     struct conf *fresh = NULL;

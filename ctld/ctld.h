@@ -96,6 +96,10 @@ void ctld_destroy(struct ctld *c);
 /* Re-read the configuration file (SIGHUP, scontrol reconfigure). Keeps the old one and
  * returns an error when the new one is wrong. */
 int ctld_reconfigure(struct ctld *c, char *errbuf, size_t errlen);
+/* The policy file's values in force at now: prime or non-prime time by HolidaysFile=
+ * (always prime without one). NULL without a policy file. */
+struct policy_set;
+const struct policy_set *ctld_policy_now(const struct ctld *c, time_t now);
 
 /* ctld/state.c: load the persistent state at start-up (creating it on first start). */
 int ctld_state_load(struct ctld *c, char *errbuf, size_t errlen);

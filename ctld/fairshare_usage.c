@@ -20,7 +20,6 @@
 #include "common/errors.h"
 #include "common/fairshare.h"
 #include "common/hashmap.h"
-#include "common/holidays.h"
 #include "common/log.h"
 #include "common/policy.h"
 #include "common/rpc_server.h"
@@ -42,14 +41,6 @@ struct fairshare_usage {
     struct hashmap *users;    /* uid -> name (char *) */
     struct hashmap *groups;   /* gid -> name */
 };
-
-static const struct policy_set *current_set(const struct ctld *c, time_t now)
-{
-    if (!c->policy)
-        return NULL;
-    enum policy_period p = c->holidays ? holidays_period(c->holidays, now) : POLICY_PRIME;
-    return &c->policy->set[p];
-}
 
 int fairshare_usage_load_tree(const struct conf *conf, const struct policy *policy,
                               struct fairshare **out, char *errbuf, size_t errlen)
@@ -152,7 +143,7 @@ int fairshare_usage_init(struct ctld *c, struct fairshare *tree, char *errbuf, s
     fu->updated = time(NULL);
     c->fairshare = fu;
     int err = restore(c, errbuf, errlen);
-    const struct policy_set *s = current_set(c, fu->updated);
+    const struct policy_set *s = ctld_policy_now(c, fu->updated);
     fu->next_sync = time(NULL) + (s ? s->sync_time : 3600);
     return err;
 }
@@ -235,7 +226,7 @@ int fairshare_usage_entity(struct ctld *c, const Tessera__JobRecord *r, time_t n
     struct fairshare_usage *fu = c->fairshare;
     if (!fu)
         return -1;
-    const struct policy_set *s = current_set(c, now);
+    const struct policy_set *s = ctld_policy_now(c, now);
     enum policy_entity kind = s ? s->fairshare_entity : POLICY_ENTITY_USER;
     const char *name = NULL;
     switch (kind) {
@@ -248,7 +239,7 @@ int fairshare_usage_entity(struct ctld *c, const Tessera__JobRecord *r, time_t n
 
 int fairshare_usage_wanted(const struct ctld *c, time_t now)
 {
-    const struct policy_set *s = current_set(c, now);
+    const struct policy_set *s = ctld_policy_now(c, now);
     return s && c->fairshare && policy_uses_fair_share(s);
 }
 
@@ -282,7 +273,7 @@ void fairshare_usage_tick(struct ctld *c, time_t now)
     struct fairshare_usage *fu = c->fairshare;
     if (!fu)
         return;
-    const struct policy_set *s = current_set(c, now);
+    const struct policy_set *s = ctld_policy_now(c, now);
     if (now < fu->updated) {
         fu->updated = now; /* the clock went back: charge from here on */
     } else if (now - fu->updated >= CHARGE_INTERVAL) {
@@ -331,7 +322,7 @@ void ctld_handle_fairshare_query(struct rpc_request *req, const Tessera__Request
         nodes[i].factor = in.factor;
         ptrs[i] = &nodes[i];
     }
-    const struct policy_set *s = current_set(c, now);
+    const struct policy_set *s = ctld_policy_now(c, now);
     static const char *const entity[] = {"euser", "egroup", "account"};
     Tessera__FairshareQueryResponse r = TESSERA__FAIRSHARE_QUERY_RESPONSE__INIT;
     r.nodes = ptrs;

@@ -18,7 +18,6 @@
 #include "common/dedicated.h"
 #include "common/errors.h"
 #include "common/fairshare.h"
-#include "common/holidays.h"
 #include "common/jobstate.h"
 #include "common/policy.h"
 #include "common/priority.h"
@@ -70,11 +69,10 @@ void sched_order_units(struct ctld *c, struct job **leaders, size_t n, unsigned 
     if (!units)
         return; /* out of memory: id order rather than none */
     time_t now = time(NULL);
-    enum policy_period period = c->holidays ? holidays_period(c->holidays, now) : POLICY_PRIME;
     int fair = fairshare_usage_wanted(c, now);
     struct priority_view view = {
         .now = (int64_t)now,
-        .policy = c->policy ? &c->policy->set[period] : NULL,
+        .policy = ctld_policy_now(c, now),
         .fairshare = fair ? fairshare_usage_tree(c) : NULL,
     };
     for (size_t i = 0; i < n; i++)
@@ -102,8 +100,8 @@ int sched_policy_admits(struct ctld *c, struct job *lead, time_t now)
 {
     if (!c->dedicated)
         return 1;
-    enum policy_period period = c->holidays ? holidays_period(c->holidays, now) : POLICY_PRIME;
-    const char *prefix = c->policy ? c->policy->set[period].dedicated_prefix : "ded";
+    const struct policy_set *set = ctld_policy_now(c, now);
+    const char *prefix = set ? set->dedicated_prefix : "ded";
     int inside = dedicated_inside(c->dedicated, now), ok = 1;
     time_t next = inside ? 0 : dedicated_next_start(c->dedicated, now);
     for (size_t i = 0; ok && i < job_ncomponents(lead); i++) {

@@ -152,7 +152,9 @@ static inline void cmdcheck_wait_for(struct harness_cluster *c, unsigned id, con
         }
         usleep(100000);
     }
-    fail_msg("job %u: squeue -o '%s' printed '%s', waited for '%s'", id, format, got, want);
+    char *reason = cmdcheck_query(c, id, "%r");
+    fail_msg("job %u: squeue -o '%s' printed '%s' (reason %s), waited for '%s'", id, format, got,
+             reason, want);
 }
 #define wait_for(id, format, want, seconds) cmdcheck_wait_for(&cluster, id, format, want, seconds)
 

@@ -88,21 +88,6 @@ static int group_teardown(void **state)
     return 0;
 }
 
-static void wait_squeue(unsigned id, const char *format, const char *want, int seconds)
-{
-    char *last = NULL;
-    for (int i = 0; i < seconds * 10; i++) {
-        free(last);
-        last = query(id, format);
-        if (!strcmp(last, want)) {
-            free(last);
-            return;
-        }
-        usleep(100000);
-    }
-    fail_msg("job %u: squeue -o '%s' shows '%s', not '%s'", id, format, last, want);
-}
-
 static void cancel(unsigned id)
 {
     char sid[16];
@@ -123,7 +108,7 @@ static void test_start(void **state)
 {
     (void)state;
     unsigned id = SUBMIT("-J", "go", "-n", "2", "--wrap=sleep 1");
-    wait_squeue(id, "%T", "COMPLETED\n", 20);
+    wait_for(id, "%T", "COMPLETED\n", 20);
     char *t = log_text();
     char *line = strstr(t, "act go ");
     assert_non_null(line);
@@ -142,7 +127,7 @@ static void test_fail(void **state)
     (void)state;
     verdict("act", "doomed", 4);
     unsigned id = SUBMIT("-J", "doomed", "--wrap=true");
-    wait_squeue(id, "%T", "FAILED\n", 20);
+    wait_for(id, "%T", "FAILED\n", 20);
     assert_string_equal(show_field(id, "Reason"), "activation_filter_failed_the_job");
 }
 
@@ -153,17 +138,17 @@ static void test_block(void **state)
     (void)state;
     verdict("act", "blocker", 1);
     unsigned a = SUBMIT("-J", "blocker", "--priority=500", "-n1", "--wrap=sleep 2");
-    wait_squeue(a, "%r", "ActivationBlocked\n", 20);
+    wait_for(a, "%r", "ActivationBlocked\n", 20);
     unsigned low = SUBMIT("-J", "low", "--priority=100", "-n1", "--wrap=sleep 1");
     unsigned high = SUBMIT("-J", "high", "--priority=900", "-n1", "--wrap=sleep 1");
-    wait_squeue(high, "%T", "COMPLETED\n", 20);
+    wait_for(high, "%T", "COMPLETED\n", 20);
     sleep(2); /* several re-evaluations: low still waits behind the blocker */
-    wait_squeue(low, "%T", "PENDING\n", 1);
-    wait_squeue(a, "%T %r", "PENDING ActivationBlocked\n", 1);
+    wait_for(low, "%T", "PENDING\n", 1);
+    wait_for(a, "%T %r", "PENDING ActivationBlocked\n", 1);
     verdict("act", "blocker", 0);
-    wait_squeue(a, "%T", "RUNNING\n", 20);
-    wait_squeue(low, "%T", "COMPLETED\n", 20);
-    wait_squeue(a, "%T", "COMPLETED\n", 20);
+    wait_for(a, "%T", "RUNNING\n", 20);
+    wait_for(low, "%T", "COMPLETED\n", 20);
+    wait_for(a, "%T", "COMPLETED\n", 20);
 }
 
 /* 2 keeps the resources for the job; others go on elsewhere. */
@@ -172,12 +157,12 @@ static void test_reserve(void **state)
     (void)state;
     verdict("act", "keeper", 2);
     unsigned a = SUBMIT("-J", "keeper", "--priority=500", "-w", "n1", "-n2", "--wrap=sleep 1");
-    wait_squeue(a, "%r", "ActivationReserved\n", 20);
+    wait_for(a, "%r", "ActivationReserved\n", 20);
     unsigned b = SUBMIT("-J", "other", "--priority=100", "-n1", "--wrap=sleep 3");
-    wait_squeue(b, "%T %N", "RUNNING n2\n", 20);
+    wait_for(b, "%T %N", "RUNNING n2\n", 20);
     verdict("act", "keeper", 0);
-    wait_squeue(a, "%T", "COMPLETED\n", 20);
-    wait_squeue(b, "%T", "COMPLETED\n", 20);
+    wait_for(a, "%T", "COMPLETED\n", 20);
+    wait_for(b, "%T", "COMPLETED\n", 20);
 }
 
 /* 3 holds the job until its HoldUntil; it starts once that passed and the filter agrees. */
@@ -199,12 +184,12 @@ static void test_hold_until(void **state)
     r = RUN("scontrol", "release", sid);
     expect_ok(&r);
     result_free(&r);
-    wait_squeue(a, "%r", "ActivationHold\n", 20);
+    wait_for(a, "%r", "ActivationHold\n", 20);
     assert_true(strlen(show_field(a, "HoldUntil")) == 19); /* shown while set */
     verdict("act", "later", 0);
     sleep(1);
-    wait_squeue(a, "%T", "PENDING\n", 1); /* held: not asked before HoldUntil */
-    wait_squeue(a, "%T", "COMPLETED\n", 20);
+    wait_for(a, "%T", "PENDING\n", 1); /* held: not asked before HoldUntil */
+    wait_for(a, "%T", "COMPLETED\n", 20);
     assert_true(time(NULL) >= when);
 }
 
@@ -216,18 +201,18 @@ static void test_timeout_and_missing(void **state)
     snprintf(path, sizeof(path), "%s/sleep-slow", fdir);
     harness_write_file(path, "", 0644);
     unsigned a = SUBMIT("-J", "slow", "--wrap=true");
-    wait_squeue(a, "%r", "ActivationReserved\n", 20);
+    wait_for(a, "%r", "ActivationReserved\n", 20);
     struct result r = RUN("squeue", "-h"); /* the controller answers meanwhile */
     expect_ok(&r);
     result_free(&r);
     cancel(a);
     unlink(path);
     unsigned m = SUBMIT("-J", "lost", "-p", "missing", "--wrap=true");
-    wait_squeue(m, "%r", "ActivationReserved\n", 20);
+    wait_for(m, "%r", "ActivationReserved\n", 20);
     cancel(m);
     verdict("act", "odd", 7); /* an exit the table does not name: as 2 too */
     unsigned o = SUBMIT("-J", "odd", "--wrap=true");
-    wait_squeue(o, "%r", "ActivationReserved\n", 20);
+    wait_for(o, "%r", "ActivationReserved\n", 20);
     cancel(o);
 }
 
@@ -237,7 +222,7 @@ static void test_chain_undo(void **state)
     (void)state;
     verdict("act", "chained", 1);
     unsigned a = SUBMIT("-J", "chained", "-p", "chain", "--wrap=true");
-    wait_squeue(a, "%r", "ActivationBlocked\n", 20);
+    wait_for(a, "%r", "ActivationBlocked\n", 20);
     cancel(a);
     char *t = log_text();
     char *first = strstr(t, "first chained ");
@@ -256,14 +241,14 @@ static void test_het_job(void **state)
     verdict("act", "hetzero", 0);
     verdict("act", "hetfail", 4);
     unsigned a = SUBMIT("-J", "hetzero", "-n1", ":", "-J", "hetfail", "-n1", "--wrap=true");
-    wait_squeue(a, "%T", "FAILED\nFAILED\n", 20);
+    wait_for(a, "%T", "FAILED\nFAILED\n", 20);
     char *t = log_text();
     assert_non_null(strstr(t, "act hetzero --undo\n"));
     free(t);
     verdict("act", "hetblock", 1);
     verdict("act", "hethold", 3);
     unsigned b = SUBMIT("-J", "hetblock", "-n1", ":", "-J", "hethold", "-n1", "--wrap=true");
-    wait_squeue(b, "%r", "ActivationHold\nActivationHold\n", 20);
+    wait_for(b, "%r", "ActivationHold\nActivationHold\n", 20);
     cancel(b);
 }
 
@@ -286,14 +271,14 @@ static void test_licenses(void **state)
     expect_ok(&r);
     result_free(&r);
     unsigned a = SUBMIT("-J", "lic1", "-L", "matlab", "-n1", "--wrap=sleep 3");
-    wait_squeue(a, "%T", "RUNNING\n", 20);
+    wait_for(a, "%T", "RUNNING\n", 20);
     unsigned b = SUBMIT("-J", "lic2", "-L", "matlab", "-n1", "--wrap=true");
-    wait_squeue(b, "%T %r", "PENDING ActivationReserved\n", 20);
-    wait_squeue(a, "%T", "COMPLETED\n", 20);
-    wait_squeue(b, "%T", "COMPLETED\n", 20);
+    wait_for(b, "%T %r", "PENDING ActivationReserved\n", 20);
+    wait_for(a, "%T", "COMPLETED\n", 20);
+    wait_for(b, "%T", "COMPLETED\n", 20);
     /* a licence nobody has fails the job */
     unsigned c = SUBMIT("-J", "lic3", "-L", "unobtainium", "--wrap=true");
-    wait_squeue(c, "%T", "FAILED\n", 20);
+    wait_for(c, "%T", "FAILED\n", 20);
 }
 
 /* Passed, but held while its filters ran: it does not start, and they are undone. */
@@ -311,7 +296,7 @@ static void test_changed_meanwhile(void **state)
     expect_ok(&r);
     result_free(&r);
     sleep(2);
-    wait_squeue(a, "%T %r", "PENDING JobHeldAdmin\n", 5); /* root held it */
+    wait_for(a, "%T %r", "PENDING JobHeldAdmin\n", 5); /* root held it */
     char *t = log_text();
     assert_non_null(strstr(t, "act heldlate --undo\n"));
     free(t);
@@ -325,7 +310,7 @@ static void test_hold_until_moved(void **state)
     (void)state;
     verdict("act", "moved", 3);
     unsigned a = SUBMIT("-J", "moved", "--wrap=true");
-    wait_squeue(a, "%r", "ActivationHold\n", 20); /* for DefaultHoldDuration: 60 s */
+    wait_for(a, "%r", "ActivationHold\n", 20); /* for DefaultHoldDuration: 60 s */
     verdict("act", "moved", 0);
     char jobid[32], until[64];
     snprintf(jobid, sizeof(jobid), "jobid=%u", a);
@@ -335,7 +320,7 @@ static void test_hold_until_moved(void **state)
     struct result r = RUN("scontrol", "update", jobid, until);
     expect_ok(&r);
     result_free(&r);
-    wait_squeue(a, "%T", "COMPLETED\n", 15);
+    wait_for(a, "%T", "COMPLETED\n", 15);
 }
 
 int main(void)

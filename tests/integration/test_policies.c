@@ -70,25 +70,9 @@ static int group_teardown(void **state)
     return 0;
 }
 
-static void wait_field(unsigned id, const char *format, const char *want, int seconds)
-{
-    char *last = NULL;
-    for (int i = 0; i < seconds * 10; i++) {
-        free(last);
-        last = query(id, format);
-        if (!strcmp(last, want)) {
-            free(last);
-            return;
-        }
-        usleep(100000);
-    }
-    char *why = query(id, "%r");
-    fail_msg("job %u is %s (reason %s), not %s", id, last, why, want);
-}
-
 static void wait_state(unsigned id, const char *want, int seconds)
 {
-    wait_field(id, "%T", want, seconds);
+    wait_for(id, "%T", want, seconds);
 }
 
 /* Three jobs that each need the whole cluster, held, then released together; the order
@@ -214,7 +198,7 @@ static void test_limits(void **state)
                 "PartitionName=lim Nodes=n[1-2] MaxTime=UNLIMITED MaxUserRunning=1\n");
     /* a pending job whose partition went away blocks nobody */
     if (orphan) {
-        wait_field(orphan, "%T %r", "PENDING BadConstraints\n", 10);
+        wait_for(orphan, "%T %r", "PENDING BadConstraints\n", 10);
     }
     unsigned lim[3];
     for (int i = 0; i < 3; i++)
@@ -249,7 +233,7 @@ static void test_limits(void **state)
     unsigned two = SUBMIT("-J", "two", "-n", "2", "-t", "1", "--wrap=sleep 30");
     wait_state(two, "RUNNING\n", 20);
     unsigned one = SUBMIT("-J", "one", "-n", "1", "-t", "1", "--wrap=true");
-    wait_field(one, "%T %r", "PENDING ResourcesAvailableLimit\n", 10);
+    wait_for(one, "%T %r", "PENDING ResourcesAvailableLimit\n", 10);
     t = query(wide, "%T %r");
     assert_string_equal(t, "PENDING ResourcesMaxLimit\n");
     free(t);
@@ -303,7 +287,7 @@ static void test_strict_fifo(void **state)
     wait_state(a, "RUNNING\n", 20);
     unsigned b = SUBMIT("-J", "b", "-t", "5", "-N2", "--exclusive", "--wrap=true");
     unsigned c = SUBMIT("-J", "c", "-t", "30", "-N1", "--wrap=sleep 120");
-    wait_field(b, "%T %r", "PENDING Resources\n", 10);
+    wait_for(b, "%T %r", "PENDING Resources\n", 10);
     sleep(2);
     char *t = query(c, "%T %r");
     assert_string_equal(t, "PENDING Priority\n");
