@@ -54,6 +54,9 @@
     X(TS_ESTORE, 400, "State store error")                                               \
     X(TS_ESTORE_FULL, 401, "State store is full")                                        \
     X(TS_ESTORE_CORRUPT, 402, "State store record is corrupt")                           \
+    X(TS_ESTORE_DAMAGED, 403, "State store file is damaged")                             \
+    X(TS_ESTORE_FAILING, 404, "State store cannot commit; changes are refused until it can") \
+    X(TS_ESTORE_LOW_SPACE, 405, "Too little free disk space for the controller's state") \
     /* plugins (500s) */                                                                 \
     X(TS_EPLUGIN_NOTFOUND, 500, "Plugin not found")                                      \
     X(TS_EPLUGIN_ABI, 501, "Plugin ABI version mismatch")                                \
@@ -106,10 +109,16 @@
     X(TS_ESUBMIT_FILTER_TIMEOUT, 1041, "submission filter timed out")                    \
     X(TS_ESUBMIT_FILTER_NOT_FOUND, 1042, "submission filter not found")                  \
     X(TS_ESUBMIT_FILTER_INVALID, 1043, "submission filter wrote an invalid job")         \
+    X(TS_EMAX_JOB_COUNT, 1044, "Slurm temporarily unable to accept job, sleeping and retrying") \
+    X(TS_EACCOUNTING_POLICY, 1045, "Job violates accounting/QOS policy (job submit limit, user's size and/or time limits)") \
+    X(TS_ESCRIPT_TOOBIG, 1046, "Batch job script is larger than the controller accepts") \
+    X(TS_EENV_TOOBIG, 1047, "Job environment is larger than the controller accepts")   \
+    X(TS_EPATH_TOOLONG, 1048, "File name pattern is too long")                          \
                                                                                          \
     X(TS_ECRED_INVALID, 1100, "Invalid job credential")                                 \
     X(TS_ECRED_EXPIRED, 1101, "Job credential expired")                                 \
-    X(TS_ECRED_REPLAYED, 1102, "Job credential replayed")
+    X(TS_ECRED_REPLAYED, 1102, "Job credential replayed")                               \
+    X(TS_ECRED_REVOKED, 1103, "Job credential revoked")
 
 typedef enum ts_err {
 #define TS_ERR_ENUM(name, num, text) name = num,
