@@ -253,18 +253,32 @@ int harness_run_as(char *const argv[], char *const env[], uid_t uid, gid_t gid, 
     return WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
 }
 
-uint16_t harness_free_port(void)
+/* Whether port can be bound on 127.0.0.1 right now. */
+static int port_bindable(uint16_t port)
 {
     int fd = socket(AF_INET, SOCK_STREAM | SOCK_CLOEXEC, 0);
-    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
-    socklen_t sl = sizeof(sin);
-    uint16_t port = 0;
-    if (fd >= 0 && bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0 &&
-        getsockname(fd, (struct sockaddr *)&sin, &sl) == 0)
-        port = ntohs(sin.sin_port);
-    if (fd >= 0)
-        close(fd);
-    return port;
+    if (fd < 0)
+        return 0;
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port),
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    int ok = bind(fd, (struct sockaddr *)&sin, sizeof(sin)) == 0;
+    close(fd);
+    return ok;
+}
+
+/* A random port in [10000, 32767]: below the kernel's ephemeral range, so an outgoing
+ * connection of another test can never take it between now and the daemon's bind. */
+uint16_t harness_free_port(void)
+{
+    for (int tries = 0; tries < 1000; tries++) {
+        uint16_t r;
+        if (getrandom(&r, sizeof(r), 0) != (ssize_t)sizeof(r))
+            return 0;
+        uint16_t port = (uint16_t)(10000 + r % (32768 - 10000));
+        if (port_bindable(port))
+            return port;
+    }
+    return 0;
 }
 
 static int write_key(const char *path)
