@@ -71,6 +71,49 @@ static int slurm_errno(int code)
     }
 }
 
+/* Slurm's syntax of an id on scancel's command line, checked for every id before any is
+ * sent (one bad id cancels nothing): a job number other than 0, then optionally "+offset",
+ * an array part ("_..."; the controller judges it), ".step". A number too large for any
+ * job passes: like an unknown job, the controller's answer for it is quiet. */
+static int id_syntax_ok(const char *s)
+{
+    const char *p = s;
+    int nonzero = 0;
+    if (!isdigit((unsigned char)*p))
+        return 0;
+    for (; isdigit((unsigned char)*p); p++)
+        nonzero |= *p != '0';
+    if (!nonzero)
+        return 0;
+    if (*p == '+') {
+        if (!isdigit((unsigned char)*++p))
+            return 0;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    if (*p == '_')
+        p += strcspn(p, ".");
+    if (*p == '.') {
+        if (!isdigit((unsigned char)*++p))
+            return 0;
+        while (isdigit((unsigned char)*p))
+            p++;
+    }
+    return *p == '\0';
+}
+
+static int ids_syntax_ok(char **ids, int n)
+{
+    int ok = 1;
+    for (int i = 0; i < n; i++) {
+        if (!id_syntax_ok(ids[i])) {
+            cmd_error(PROG, "Invalid job id %s", ids[i]);
+            ok = 0;
+        }
+    }
+    return ok;
+}
+
 static int push(void **array, size_t *n, size_t size, const void *item)
 {
     void *grown = realloc(*array, (*n + 1) * size);
@@ -196,6 +239,8 @@ int main(int argc, char **argv)
         cmd_error(PROG, "No job identification provided");
         return 1;
     }
+    if (!ids_syntax_ok(argv + optind, nids))
+        return 1;
     struct ctl ctl;
     if (ctl_load_conf(&ctl, PROG, NULL))
         return 1;

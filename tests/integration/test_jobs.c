@@ -533,6 +533,18 @@ static void test_scancel(void **state)
     expect(RUN("scancel", "-t", "XX"), 1, "",
            "Invalid job state specified: XX\nValid job states are PENDING, RUNNING, and "
            "SUSPENDED\n");
+    /* ids that are no job id: each named, nothing cancelled (Slurm's check before sending) */
+    unsigned kept = SUBMIT("-H", "--wrap=true");
+    char skept[16];
+    snprintf(skept, sizeof(skept), "%u", kept);
+    expect(RUN("scancel", skept, "abc", "0"), 1, "",
+           "scancel: error: Invalid job id abc\nscancel: error: Invalid job id 0\n");
+    expect_squeue("%T", "-j", skept, "PENDING\n");
+    expect(RUN("scancel", "5.batch"), 1, "", "scancel: error: Invalid job id 5.batch\n");
+    expect(RUN("scancel", "5+x"), 1, "", "scancel: error: Invalid job id 5+x\n");
+    /* a well-formed id of no job is quiet, as any unknown job */
+    expect(RUN("scancel", "99999999999"), 0, "", "");
+    expect(RUN("scancel", skept), 0, "", "");
 }
 
 /* A job acknowledged to the user is on disk: kill -9 right after sbatch returns. */
