@@ -314,9 +314,12 @@ static int planned(const Tessera__JobRecord *job)
 
 int64_t jobfmt_start_time(const Tessera__JobRecord *job)
 {
-    if (job->state == TESSERA__JOB_STATE__JOB_PENDING)
-        return job->expected_start;
-    return job->start_time;
+    if (job->state != TESSERA__JOB_STATE__JOB_PENDING)
+        return job->start_time;
+    /* a job waiting for its --begin time starts no earlier (Slurm shows that time, held
+     * or not) */
+    int64_t begin = job->desc && job->desc->has_begin_time ? job->desc->begin_time : 0;
+    return begin > job->expected_start ? begin : job->expected_start;
 }
 
 int64_t jobfmt_end_time(const Tessera__JobRecord *job, int *open_ended)

@@ -8,6 +8,7 @@
 
 #include "common/errors.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <string.h>
@@ -302,13 +303,16 @@ static int unit_secs(const char *name, int64_t *secs)
     return TS_ETIMEFMT;
 }
 
-/* "now", "now+N[unit]", "now-N[unit]"; blanks between the parts, as Slurm allows. */
+/* "now", "now+N[unit]", "now-N[unit]"; blanks between the parts and after, as Slurm
+ * allows. */
 static int parse_now(const char *s, time_t now, time_t *out)
 {
     int64_t n;
     int64_t unit;
     int64_t delta;
     int sign;
+    char name[16];
+    size_t len;
 
     s = skip_blanks(s + 3);
     if (*s == '\0') {
@@ -321,7 +325,14 @@ static int parse_now(const char *s, time_t now, time_t *out)
     s = skip_blanks(s + 1);
     if (read_number(&s, TIMEFMT_MAX_SECONDS, &n) != TS_OK)
         return TS_ETIMEFMT;
-    if (unit_secs(skip_blanks(s), &unit) != TS_OK || n > TIMEFMT_MAX_SECONDS / unit)
+    s = skip_blanks(s);
+    for (len = 0; s[len] && !is_blank(s[len]); len++)
+        ;
+    if (len >= sizeof(name) || *skip_blanks(s + len) != '\0')
+        return TS_ETIMEFMT;
+    memcpy(name, s, len);
+    name[len] = '\0';
+    if (unit_secs(name, &unit) != TS_OK || n > TIMEFMT_MAX_SECONDS / unit)
         return TS_ETIMEFMT;
     delta = sign * n * unit;
     /* keep now + delta inside time_t and after 1970 */
@@ -332,27 +343,47 @@ static int parse_now(const char *s, time_t now, time_t *out)
     return TS_OK;
 }
 
-struct named_time {
+/* What the words of a timestamp named: a day and a time of day, each optional (the last
+ * word of each kind counts, as in Slurm). */
+struct stamp_words {
+    int has_day, has_clock;
+    int day_offset;        /* >= 0: today + offset ("today", "tomorrow"); -1: the date below */
+    int has_year;          /* else this year or the next (or with past, the last) */
+    int year, month, day;  /* year as in struct tm */
+    int hms[3];
+};
+
+struct named_word {
     const char *name;
-    int hour;
-    int day_offset; /* -1: next occurrence of the hour; else that day at midnight */
+    int is_day;            /* a day ("today"), else a time of day ("noon") */
+    int value;             /* the day's offset, or the hour */
 };
 
-static const struct named_time named_times[] = {
-    {"today", 0, 0},       {"tomorrow", 0, 1}, {"midnight", 0, -1}, {"noon", 12, -1},
-    {"elevenses", 11, -1}, {"fika", 15, -1},   {"teatime", 16, -1},
+/* Longest first where one is a prefix of another, since words may run together
+ * ("noontomorrow", as Slurm accepts). */
+static const struct named_word named_words[] = {
+    {"today", 1, 0},        {"tomorrow", 1, 1}, {"midnight", 0, 0}, {"noon", 0, 12},
+    {"elevenses", 0, 11},   {"fika", 0, 15},    {"teatime", 0, 16},
 };
 
-static int parse_named(const char *s, time_t now, int past, time_t *out)
+static int read_named(const char **p, struct stamp_words *w)
 {
-    for (size_t i = 0; i < sizeof(named_times) / sizeof(named_times[0]); i++) {
-        const struct named_time *nt = &named_times[i];
-        if (strcasecmp(s, nt->name) == 0)
-            return at_clock(now, nt->hour, 0, 0, past && nt->day_offset < 0 ? 0 : nt->day_offset,
-                            out);
+    for (size_t i = 0; i < sizeof(named_words) / sizeof(named_words[0]); i++) {
+        const struct named_word *nw = &named_words[i];
+        size_t len = strlen(nw->name);
+        if (strncasecmp(*p, nw->name, len) != 0)
+            continue;
+        *p += len;
+        if (nw->is_day) {
+            w->has_day = 1;
+            w->day_offset = nw->value;
+        } else {
+            w->has_clock = 1;
+            w->hms[0] = nw->value;
+            w->hms[1] = w->hms[2] = 0;
+        }
+        return TS_OK;
     }
-    if (strncasecmp(s, "now", 3) == 0)
-        return parse_now(s, now, out);
     return TS_ETIMEFMT;
 }
 
@@ -372,97 +403,152 @@ static int read_clock(const char **p, int hms[3])
         if (!read_fixed(&s, 2, &hms[2]))
             return TS_ETIMEFMT;
     }
-    if (hms[0] > 23 || hms[1] > 59 || hms[2] > 59)
+    if (hms[0] > 23 || hms[1] > 59 || hms[2] > 59 || is_digit(*s) || *s == ':')
         return TS_ETIMEFMT;
     *p = s;
     return TS_OK;
 }
 
 /* "HH:MM[:SS] [AM|PM]": 12 AM is midnight, 12 PM noon. */
-static int parse_clock(const char *s, time_t now, int past, time_t *out)
+static int read_clock_word(const char **p, struct stamp_words *w)
 {
     int hms[3];
+    const char *s = *p;
 
     if (read_clock(&s, hms) != TS_OK)
         return TS_ETIMEFMT;
-    s = skip_blanks(s);
-    if (strcasecmp(s, "AM") == 0 || strcasecmp(s, "PM") == 0) {
+    const char *m = skip_blanks(s);
+    if ((m[0] == 'A' || m[0] == 'a' || m[0] == 'P' || m[0] == 'p') && (m[1] == 'M' || m[1] == 'm') &&
+        !isalpha((unsigned char)m[2])) {
         if (hms[0] > 12)
             return TS_ETIMEFMT;
-        hms[0] = hms[0] % 12 + (s[0] == 'p' || s[0] == 'P' ? 12 : 0);
-    } else if (*s != '\0') {
-        return TS_ETIMEFMT;
+        hms[0] = hms[0] % 12 + (m[0] == 'p' || m[0] == 'P' ? 12 : 0);
+        s = m + 2;
     }
-    return at_clock(now, hms[0], hms[1], hms[2], past ? 0 : -1, out);
+    w->has_clock = 1;
+    memcpy(w->hms, hms, sizeof(hms));
+    *p = s;
+    return TS_OK;
 }
 
 /* "YYYY-MM-DD[THH:MM[:SS]]" */
-static int parse_iso(const char *s, time_t *out)
+static int read_iso(const char **p, struct stamp_words *w)
 {
-    int y;
-    int mo;
-    int d;
-    int hms[3] = {0, 0, 0};
+    const char *s = *p;
+    int y, mo, d;
 
     if (!read_fixed(&s, 4, &y) || *s++ != '-' || !read_fixed(&s, 2, &mo) || *s++ != '-' ||
-        !read_fixed(&s, 2, &d))
+        !read_fixed(&s, 2, &d) || is_digit(*s))
         return TS_ETIMEFMT;
     if (*s == 'T') {
         s++;
-        if (read_clock(&s, hms) != TS_OK)
+        if (read_clock(&s, w->hms) != TS_OK)
             return TS_ETIMEFMT;
+        w->has_clock = 1;
     }
-    if (*s != '\0')
-        return TS_ETIMEFMT;
-    return at_date(y - 1900, mo, d, hms, out);
+    w->has_day = 1;
+    w->day_offset = -1;
+    w->has_year = 1;
+    w->year = y - 1900;
+    w->month = mo;
+    w->day = d;
+    *p = s;
+    return TS_OK;
 }
 
-/* "MM/DD[/YY]" and "MMDD[YY]": two-digit years are 20YY; no year is this year, or with
- * past (sacct) last year when the month is later than this one, as Slurm's parse_time. */
-static int parse_us_date(const char *s, time_t now, int past, time_t *out)
+/* "MM/DD[/YY]", "MM.DD[.YY]" and "MMDD[YY]": two-digit years are 20YY. */
+static int read_us_date(const char **p, struct stamp_words *w)
+{
+    const char *s = *p;
+    char sep = s[2] == '/' || s[2] == '.' ? s[2] : '\0';
+    int mo, d, yy;
+
+    if (!read_fixed(&s, 2, &mo) || (sep && *s++ != sep) || !read_fixed(&s, 2, &d))
+        return TS_ETIMEFMT;
+    w->has_year = 0;
+    if ((sep && *s == sep) || (!sep && is_digit(*s))) {
+        if (sep)
+            s++;
+        if (!read_fixed(&s, 2, &yy))
+            return TS_ETIMEFMT;
+        w->has_year = 1;
+        w->year = 100 + yy;
+    }
+    if (is_digit(*s) || *s == '/' || *s == '.')
+        return TS_ETIMEFMT;
+    w->has_day = 1;
+    w->day_offset = -1;
+    w->month = mo;
+    w->day = d;
+    *p = s;
+    return TS_OK;
+}
+
+static int read_word(const char **p, struct stamp_words *w)
+{
+    const char *s = *p;
+
+    if (isalpha((unsigned char)*s))
+        return read_named(p, w);
+    if (!is_digit(*s))
+        return TS_ETIMEFMT;
+    if (is_digit(s[1]) && is_digit(s[2]) && is_digit(s[3]) && s[4] == '-')
+        return read_iso(p, w);
+    if (strchr(s, ':') && strcspn(s, ":") < strcspn(s, " \t-"))
+        return read_clock_word(p, w);
+    return read_us_date(p, w);
+}
+
+/* Midnight, or the clock time, of the day the words name. A month and day without a year
+ * are this year's, or next year's when that moment is past (Slurm's --begin), or with
+ * past (sacct) last year's when the month is later than this one. */
+static int words_day(const struct stamp_words *w, time_t now, int past, int hms[3],
+                     time_t *out)
 {
     struct tm base;
-    int slash = s[2] == '/';
-    int mo;
-    int d;
-    int yy;
-    int year;
-    int hms[3] = {0, 0, 0};
 
     if (!localtime_r(&now, &base))
         return TS_ETIMEFMT;
-    year = base.tm_year;
-    if (!read_fixed(&s, 2, &mo) || (slash && *s++ != '/') || !read_fixed(&s, 2, &d))
-        return TS_ETIMEFMT;
-    if (*s != '\0') {
-        if ((slash && *s++ != '/') || !read_fixed(&s, 2, &yy) || *s != '\0')
-            return TS_ETIMEFMT;
-        year = 100 + yy;
-    } else if (past && mo - 1 > base.tm_mon) {
-        year--;
-    }
-    return at_date(year, mo, d, hms, out);
+    if (w->day_offset >= 0)
+        return at_clock(now, hms[0], hms[1], hms[2], w->day_offset, out);
+    if (w->has_year)
+        return at_date(w->year, w->month, w->day, hms, out);
+    if (past)
+        return at_date(base.tm_year - (w->month - 1 > base.tm_mon), w->month, w->day, hms, out);
+    int rc = at_date(base.tm_year, w->month, w->day, hms, out);
+    if (rc == TS_OK && *out < now)
+        rc = at_date(base.tm_year + 1, w->month, w->day, hms, out);
+    return rc;
 }
 
+/* Slurm's timestamps: "now[{+|-}N[unit]]" alone, or words naming a day and a time of
+ * day in either order, apart by blanks or '-' ("noon tomorrow", "16:00-tomorrow",
+ * "2027-01-05 10:00"). A time of day alone is its next occurrence (with past: today's). */
 static int parse_timestamp(const char *s, time_t now, int past, time_t *out)
 {
-    size_t len;
-    int rc;
+    struct stamp_words w = {.day_offset = -1};
     time_t t;
+    int rc;
 
     if (!s || !out)
         return TS_ETIMEFMT;
-    len = strlen(s);
-    if ((s[0] >= 'a' && s[0] <= 'z') || (s[0] >= 'A' && s[0] <= 'Z'))
-        rc = parse_named(s, now, past, &t);
-    else if (len >= 5 && s[4] == '-')
-        rc = parse_iso(s, &t);
-    else if (strchr(s, ':'))
-        rc = parse_clock(s, now, past, &t);
-    else if (len >= 3 && (s[2] == '/' || len == 4 || len == 6))
-        rc = parse_us_date(s, now, past, &t);
-    else
-        rc = TS_ETIMEFMT;
+    s = skip_blanks(s);
+    if (strncasecmp(s, "now", 3) == 0)
+        rc = parse_now(s, now, &t);
+    else {
+        rc = *s ? TS_OK : TS_ETIMEFMT;
+        while (rc == TS_OK && *s) {
+            rc = read_word(&s, &w);
+            while (is_blank(*s) || *s == '-')
+                s++;
+        }
+        if (rc == TS_OK && w.has_day) {
+            int midnight[3] = {0, 0, 0};
+            rc = words_day(&w, now, past, w.has_clock ? w.hms : midnight, &t);
+        } else if (rc == TS_OK) {
+            rc = at_clock(now, w.hms[0], w.hms[1], w.hms[2], past ? 0 : -1, &t);
+        }
+    }
     if (rc == TS_OK)
         *out = t;
     return rc;

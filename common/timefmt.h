@@ -29,12 +29,15 @@ int timefmt_format_duration(int64_t secs, char *buf, size_t len);
 int timefmt_format_elapsed(int64_t secs, char *buf, size_t len);
 
 /* Timestamps relative to now (local time zone), Slurm's --begin forms:
- *   YYYY-MM-DD[THH:MM[:SS]]   MM/DD[/YY]   MMDD[YY]   HH:MM[:SS] [AM|PM]
- *   now[{+|-}N[seconds|minutes|hours|days|weeks]] (default unit seconds; singular and
- *   abbreviated units "s", "sec", "min", "h", "hour", "d", "day", "w", "week" accepted)
- *   today, tomorrow, midnight, noon, elevenses (11:00), fika (15:00), teatime (16:00)
- * A bare HH:MM[:SS] or named hour already past today means tomorrow, as in Slurm.
- * Errors: TS_ETIMEFMT. */
+ *   now[{+|-}N[seconds|minutes|hours|days|weeks]] alone (default unit seconds; singular
+ *   and abbreviated units "s", "sec", "min", "h", "hour", "d", "day", "w", "week" too),
+ *   or words naming a day and a time of day, in either order, apart by blanks or '-':
+ *     days:  YYYY-MM-DD   MM/DD[/YY]   MM.DD[.YY]   MMDD[YY]   today   tomorrow
+ *     times: HH:MM[:SS] [AM|PM]   midnight   noon   elevenses (11:00)   fika (15:00)
+ *            teatime (16:00);  YYYY-MM-DDTHH:MM[:SS] names both
+ *   ("noon tomorrow", "16:00-tomorrow", "teatime 01/05", "2027-01-05 10:00").
+ * A time of day alone that is already past today means tomorrow; a month and day without
+ * a year whose moment is past means next year, as in Slurm. Errors: TS_ETIMEFMT. */
 int timefmt_parse_timestamp(const char *s, time_t now, time_t *out);
 
 /* The same forms looking into the past, as sacct -S/-E read them (Slurm's parse_time

@@ -16,6 +16,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -413,6 +414,42 @@ static void test_hold_release(void **state)
     expect_squeue("%r", "-j", sid, "BeginTime\n");
 }
 
+/* --begin in Slurm's forms; a job waiting for its begin time shows it as StartTime=, held
+ * or not, in scontrol and squeue --start. */
+static void test_begin_forms(void **state)
+{
+    time_t tomorrow = time(NULL) + 86400;
+    struct tm tm;
+    localtime_r(&tomorrow, &tm);
+    char tea[64];
+    snprintf(tea, sizeof(tea), "%04d-%02d-%02dT16:00:00", tm.tm_year + 1900, tm.tm_mon + 1,
+             tm.tm_mday);
+    static const char *const forms[][2] = {
+        {"2099-01-05 noon", "2099-01-05T12:00:00"},  {"2099-01-05-noon", "2099-01-05T12:00:00"},
+        {"teatime 01/05/99", "2099-01-05T16:00:00"}, {"01.05.99 10:30", "2099-01-05T10:30:00"},
+        {"2099-01-05T10:00", "2099-01-05T10:00:00"}, {"010599", "2099-01-05T00:00:00"},
+        {"16:00-tomorrow", NULL},                    {"tomorrow 4:00 PM", NULL},
+        {"teatime tomorrow", NULL},
+    };
+    for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
+        char opt[64];
+        snprintf(opt, sizeof(opt), "--begin=%s", forms[i][0]);
+        unsigned id = SUBMIT(i % 2 ? "-H" : "-J", i % 2 ? "-Jb" : "b", opt, "--wrap=true");
+        char sid[16];
+        snprintf(sid, sizeof(sid), "%u", id);
+        const char *want = forms[i][1] ? forms[i][1] : tea;
+        if (strcmp(show_field(sid, "StartTime"), want))
+            fail_msg("--begin='%s': StartTime=%s, expected %s", forms[i][0],
+                     show_field(sid, "StartTime"), want);
+        char line[80];
+        snprintf(line, sizeof(line), "%s\n", want);
+        expect_squeue("%S", "-j", sid, line);
+        expect(RUN("scancel", sid), 0, "", "");
+    }
+    expect(RUN("sbatch", "--begin=tomorrow+1", "--wrap=true"), 1, "",
+           "sbatch: error: Invalid --begin specification\n");
+}
+
 static void set_whole_hetjob(int on)
 {
     char extra[2048];
@@ -613,6 +650,7 @@ int main(void)
         cmocka_unit_test(test_update_component_vs_all),
         cmocka_unit_test(test_leader_only_operations),
         cmocka_unit_test(test_hold_release),
+        cmocka_unit_test(test_begin_forms),
         cmocka_unit_test(test_whole_hetjob),
         cmocka_unit_test(test_other_user),
         cmocka_unit_test(test_scancel),

@@ -288,27 +288,60 @@ static void test_timestamp_us_dates(void **state)
     (void)state;
     check_stamp("12/25", NOW, 1735084800);    /* this year */
     check_stamp("1225", NOW, 1735084800);
-    check_stamp("03/05", NOW, TODAY_UTC);
-    check_stamp("0305", NOW, TODAY_UTC);
+    /* a day already begun is next year's (Slurm's --begin), unless a later time is given */
+    check_stamp("03/05", NOW, TODAY_UTC + 365 * DAY);
+    check_stamp("0305", NOW, TODAY_UTC + 365 * DAY);
+    check_stamp("03.05", NOW, TODAY_UTC + 365 * DAY);
+    check_stamp("03/05 noon", NOW, TODAY_UTC + 12 * 3600);
+    check_stamp("03/04 noon", NOW, TODAY_UTC + 364 * DAY + 12 * 3600);
+    check_stamp("12.25.24", NOW, 1735084800);
     check_stamp("01/02/25", NOW, 1735776000); /* 2025-01-02 */
     check_stamp("010225", NOW, 1735776000);
-    check_stamp("02/29", NOW, 1709164800);    /* 2024 is a leap year */
+    check_stamp("02/29/24", NOW, 1709164800); /* 2024 is a leap year */
     check_stamp("03/05/99", NOW, 4076352000); /* two-digit years are 20YY, as in Slurm */
+}
+
+/* A day and a time of day in either order, apart by blanks or '-' (Slurm's forms). */
+static void test_timestamp_combined(void **state)
+{
+    (void)state;
+    check_stamp("noon tomorrow", NOW, TODAY_UTC + DAY + 12 * 3600);
+    check_stamp("tomorrow noon", NOW, TODAY_UTC + DAY + 12 * 3600);
+    check_stamp("noon-tomorrow", NOW, TODAY_UTC + DAY + 12 * 3600);
+    check_stamp("noontomorrow", NOW, TODAY_UTC + DAY + 12 * 3600);
+    check_stamp("16:00 tomorrow", NOW, TODAY_UTC + DAY + 16 * 3600);
+    check_stamp("16:00-tomorrow", NOW, TODAY_UTC + DAY + 16 * 3600);
+    check_stamp("tomorrow-16:00", NOW, TODAY_UTC + DAY + 16 * 3600);
+    check_stamp("1:00 PM tomorrow", NOW, TODAY_UTC + DAY + 13 * 3600);
+    check_stamp("midnight tomorrow", NOW, TODAY_UTC + DAY);
+    check_stamp("today 23:00", NOW, TODAY_UTC + 23 * 3600);
+    check_stamp("09:00 today", NOW, TODAY_UTC + 9 * 3600); /* a fixed day does not move */
+    check_stamp("teatime 12/25", NOW, 1735084800 + 16 * 3600);
+    check_stamp("12/25 teatime", NOW, 1735084800 + 16 * 3600);
+    check_stamp("2024-12-25 noon", NOW, 1735084800 + 12 * 3600);
+    check_stamp("2024-12-25-noon", NOW, 1735084800 + 12 * 3600);
+    check_stamp("2024-03-05 10:20", NOW, 1709634000);
+    check_stamp("noon 2024-12-25", NOW, 1735084800 + 12 * 3600);
+    check_stamp(" today", NOW, TODAY_UTC);
+    check_stamp("today ", NOW, TODAY_UTC);
+    check_stamp("noon\ttomorrow", NOW, TODAY_UTC + DAY + 12 * 3600);
+    check_stamp("now+1hour ", NOW, NOW + 3600);
+    check_stamp("now + 1 hours", NOW, NOW + 3600);
 }
 
 static void test_timestamp_bad(void **state)
 {
     static const char *const bad[] = {
         "",          "garbage",      "now+",           "now+1x",        "now1",
-        "nowhere",   "now+-1",       "now++1",         "now+1hour ",    "now 1",
+        "nowhere",   "now+-1",       "now++1",         "now+1hour x",   "now 1",
         "now+1.5",   "now+h",        "2024-02-30",     "2023-02-29",    "2024-13-01",
         "2024-00-10", "2024-01-00",  "2024-3-5",       "2024-03-05T",   "2024-03-05T25:00",
-        "2024-03-05T10", "2024-03-05T10:20:60", "2024-03-05 10:20", "2024-03-05T10:2",
+        "2024-03-05T10", "2024-03-05T10:20:60", "2024-03-05 10:20 x", "2024-03-05T10:2",
         "24:00",     "23:60",        "13:00PM",        "1:2",           "123:00",
         "10:00XM",   "10:00 P",      "12/32",          "13/01",         "00/10",
         "1301",      "0305240",      "03/05/2",        "03/0524",       "03-05",
         "1969-12-31", "0000-01-01",  "now+99999999999999999999",       "now+1000000weeks",
-        "now-100000days", "noon tomorrow", "tomorrow+1", " today",    "today ",
+        "now-100000days", "tomorrow+1", "noon+1hour", "now tomorrow", "12/25/",
         "-1",        "12",           "12345",          "10:00:00:00",   ":10",
     };
 
@@ -420,6 +453,7 @@ int main(void)
         cmocka_unit_test_setup(test_format_elapsed, utc_setup),
         cmocka_unit_test_setup(test_duration_round_trip, utc_setup),
         cmocka_unit_test_setup(test_timestamp_iso, utc_setup),
+        cmocka_unit_test_setup(test_timestamp_combined, utc_setup),
         cmocka_unit_test_setup(test_timestamp_now, utc_setup),
         cmocka_unit_test_setup(test_timestamp_clock, utc_setup),
         cmocka_unit_test_setup(test_timestamp_names, utc_setup),
