@@ -124,6 +124,27 @@ static int set_count(struct jobopt_ctx *c, const struct jobopt_def *def, const c
     return TS_OK;
 }
 
+/* A node count: a number, optionally with Slurm's suffix k (x 1024) or m (x 1024 x 1024),
+ * in either case; at least 1. */
+static int parse_node_count(const char *text, uint64_t *out)
+{
+    size_t len = strlen(text);
+    uint64_t unit = 1;
+    if (len > 1 && strchr("kK", text[len - 1]))
+        unit = 1024;
+    else if (len > 1 && strchr("mM", text[len - 1]))
+        unit = 1024 * 1024;
+    char *digits = strndup(text, unit > 1 ? len - 1 : len);
+    uint64_t v;
+    int err = digits ? jobopt_parse_u64(digits, UINT32_MAX / unit, &v) : TS_ENOMEM;
+    free(digits);
+    if (err == TS_OK && v == 0)
+        err = TS_EOPTVALUE;
+    if (err == TS_OK)
+        *out = v * unit;
+    return err;
+}
+
 /* -N N or -N MIN-MAX. A plain N clears a maximum set by a lower-precedence source. */
 static int set_nodes(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
 {
@@ -134,8 +155,8 @@ static int set_nodes(struct jobopt_ctx *c, const struct jobopt_def *def, const c
 
     if (!min_text)
         return jobopt_fail(c->err, TS_ENOMEM, "Out of memory");
-    bad = jobopt_parse_u64(min_text, UINT32_MAX, &lo) != TS_OK || lo == 0 ||
-          (dash && (jobopt_parse_u64(dash + 1, UINT32_MAX, &hi) != TS_OK || hi == 0));
+    bad = parse_node_count(min_text, &lo) != TS_OK ||
+          (dash && parse_node_count(dash + 1, &hi) != TS_OK);
     free(min_text);
     if (bad)
         return jobopt_fail(c->err, TS_EOPTVALUE, "\"%s\" is not a valid node count", arg);

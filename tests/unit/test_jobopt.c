@@ -527,6 +527,26 @@ static void test_nodes(void **state)
     bad_value("-N", "-2", "\"-2\" is not a valid node count");
     bad_value("-N", "1-2-3", "\"1-2-3\" is not a valid node count");
     bad_value("-N", " 2", "\" 2\" is not a valid node count");
+    /* Slurm's suffixes: k is 1024, m is 1024 * 1024 */
+    d = one(&o, "-N", "2k");
+    assert_int_equal(d->min_nodes, 2048);
+    jobopt_free(&o);
+    d = one(&o, "-N", "3-1K");
+    assert_int_equal(d->min_nodes, 3);
+    assert_int_equal(d->max_nodes, 1024);
+    jobopt_free(&o);
+    d = one(&o, "-N", "1000000k");
+    assert_int_equal(d->min_nodes, 1024000000u);
+    jobopt_free(&o);
+    d = one(&o, "-N", "2m");
+    assert_int_equal(d->min_nodes, 2u << 20);
+    jobopt_free(&o);
+    bad_value("-N", "0k", "\"0k\" is not a valid node count");
+    bad_value("-N", "k", "\"k\" is not a valid node count");
+    bad_value("-N", "1kx", "\"1kx\" is not a valid node count");
+    bad_value("-N", "1.5k", "\"1.5k\" is not a valid node count");
+    bad_value("-N", "4096m", "\"4096m\" is not a valid node count"); /* over 32 bits */
+    bad_value("-N", "2k-1k", "Maximum node count 1024 is less than minimum node count 2048");
 
     /* a plain count replaces a range from a lower-precedence source */
     ok(JOBOPT_SBATCH, ARGV("-N", "3", "x.sh"), NULL, "#!/bin/sh\n#SBATCH -N 2-4\n", &o);
