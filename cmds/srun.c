@@ -90,61 +90,78 @@ struct mapping {
     size_t from[MAX_COMPONENTS];     /* the srun component it takes options from */
 };
 
+/* A het group beyond the allocation, in Slurm's words: one group asked for alone is an
+ * "offset", one of several a "het group value". */
+static void report_beyond(uint32_t k, uint32_t het_size, int alone)
+{
+    uint32_t max = het_size ? het_size - 1 : 0;
+    if (alone || !het_size)
+        cmd_error(PROG, "Requested het-group offset exceeds highest hetjob index (%u > %u)", k, max);
+    else
+        cmd_error(PROG, "Attempt to run a job step with het group value of %u, but the job "
+                        "allocation has maximum value of %u", k, max);
+}
+
+/* The het groups srun's components name, each an idset (the component's own index
+ * without --het-group). */
+static int component_groups(const struct jobopt *opt, int in_alloc, struct idset **groups)
+{
+    for (size_t i = 0; i < opt->ncomponents; i++) {
+        const char *hg = opt->components[i]->het_group;
+        if (hg && *hg && !in_alloc) {
+            cmd_error(PROG, "--het-group is only meaningful within an allocation");
+            return 1;
+        }
+        if (hg && *hg ? idset_parse(hg, &groups[i]) != TS_OK
+                      : !(groups[i] = idset_create()) || idset_add(groups[i], (uint32_t)i)) {
+            cmd_error(PROG, hg && *hg ? "Invalid --het-group value: %s" : "%s",
+                      hg && *hg ? hg : ts_strerror(TS_ENOMEM));
+            return 1;
+        }
+    }
+    return 0;
+}
+
 static int map_components(const struct jobopt *opt, uint32_t het_size, int in_alloc,
                           struct mapping *m)
 {
+    struct idset *groups[MAX_COMPONENTS] = {0};
+    if (opt->ncomponents > MAX_COMPONENTS) {
+        cmd_error(PROG, "too many components");
+        return 1;
+    }
+    int rc = component_groups(opt, in_alloc, groups);
+    size_t named = 0;
+    for (size_t i = 0; !rc && i < opt->ncomponents; i++)
+        named += idset_count(groups[i]);
     m->n = 0;
-    for (size_t i = 0; i < opt->ncomponents; i++) {
-        const char *hg = opt->components[i]->het_group;
-        struct idset *ids = NULL;
-        if (hg && *hg) {
-            if (!in_alloc) {
-                cmd_error(PROG, "--het-group is only meaningful within an allocation");
-                return 1;
+    for (size_t i = 0; !rc && i < opt->ncomponents; i++) {
+        for (uint32_t k = idset_first(groups[i]); !rc && k != IDSET_INVALID;
+             k = idset_next(groups[i], k)) {
+            if (k >= (het_size ? het_size : 1)) {
+                report_beyond(k, het_size, named == 1);
+                rc = 1;
             }
-            if (idset_parse(hg, &ids) != TS_OK) {
-                cmd_error(PROG, "Invalid --het-group specification: %s", hg);
-                return 1;
-            }
-        } else if (!(ids = idset_create()) || idset_add(ids, (uint32_t)i) != TS_OK) {
-            idset_destroy(ids);
-            cmd_error(PROG, "%s", ts_strerror(TS_ENOMEM));
-            return 1;
-        }
-        for (uint32_t k = idset_first(ids); k != IDSET_INVALID; k = idset_next(ids, k)) {
-            uint32_t max = het_size ? het_size - 1 : 0;
-            if (k > max) {
-                if (het_size)
-                    cmd_error(PROG,
-                              "Attempt to run a job step with het-group value of %u, but the job "
-                              "allocation has maximum value of %u",
-                              k, max);
-                else
-                    cmd_error(PROG,
-                              "Requested het-group offset exceeds highest hetjob index (%u > 0)",
-                              k);
-                idset_destroy(ids);
-                return 1;
-            }
-            for (size_t j = 0; j < m->n; j++) {
+            for (size_t j = 0; !rc && j < m->n; j++) {
                 if (m->offset[j] == k) {
-                    cmd_error(PROG, "Only one step per component in one srun: het group %u "
-                                    "is given twice", k);
-                    idset_destroy(ids);
-                    return 1;
+                    fprintf(stderr, "%s: fatal: Duplicate het groups in single srun not "
+                                    "supported\n", PROG);
+                    rc = 1;
                 }
             }
-            if (m->n == MAX_COMPONENTS) {
-                idset_destroy(ids);
+            if (!rc && m->n == MAX_COMPONENTS) {
                 cmd_error(PROG, "too many components");
-                return 1;
+                rc = 1;
             }
-            m->offset[m->n] = k;
-            m->from[m->n++] = i;
+            if (!rc) {
+                m->offset[m->n] = k;
+                m->from[m->n++] = i;
+            }
         }
-        idset_destroy(ids);
     }
-    return 0;
+    for (size_t i = 0; i < opt->ncomponents; i++)
+        idset_destroy(groups[i]);
+    return rc;
 }
 
 /* ------------------------------------------------------------------------------------ */

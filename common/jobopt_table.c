@@ -347,7 +347,7 @@ static int set_het_group(struct jobopt_ctx *c, const struct jobopt_def *def, con
     if (rc == TS_ENOMEM)
         return jobopt_fail(c->err, rc, "Out of memory");
     if (rc != TS_OK || !*arg)
-        return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid --het-group specification: %s", arg);
+        return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid --het-group value: %s", arg);
     return store_str(c, def, arg);
 }
 

@@ -201,7 +201,7 @@ static int check_components(struct ctld *c, struct job *leader,
             max = req->components[i]->het_group;
     if (max >= ncomp) {
         snprintf(errbuf, errlen,
-                 "Attempt to run a job step with het-group value of %u, but the job allocation "
+                 "Attempt to run a job step with het group value of %u, but the job allocation "
                  "has maximum value of %zu",
                  max, ncomp - 1);
         return TS_EHET_GROUP;

@@ -158,13 +158,28 @@ static void test_het_group_bound(void **state)
     (void)state;
     struct result r = SALLOC_SH("srun --het-group=2 true", "-N1", ":", "-N2");
     assert_int_equal(r.rc, 1);
-    expect_line(r.err, "srun: error: Attempt to run a job step with het-group value of 2, but "
+    expect_line(r.err, "srun: error: Requested het-group offset exceeds highest hetjob index "
+                       "(2 > 1)");
+    result_free(&r);
+    /* one of several groups: Slurm 22.05's other wording ("het group", no hyphen) */
+    r = SALLOC_SH("srun true : true : true", "-N1", ":", "-N2");
+    assert_int_equal(r.rc, 1);
+    expect_line(r.err, "srun: error: Attempt to run a job step with het group value of 2, but "
+                       "the job allocation has maximum value of 1");
+    result_free(&r);
+    r = SALLOC_SH("srun --het-group=0-2 true", "-N1", ":", "-N2");
+    assert_int_equal(r.rc, 1);
+    expect_line(r.err, "srun: error: Attempt to run a job step with het group value of 2, but "
                        "the job allocation has maximum value of 1");
     result_free(&r);
 
     r = SALLOC_SH("srun --het-group=0 true : --het-group=0 true", "-N1", ":", "-N2");
     assert_int_equal(r.rc, 1);
-    assert_non_null(strstr(r.err, "srun: error: Only one step per component"));
+    expect_line(r.err, "srun: fatal: Duplicate het groups in single srun not supported");
+    result_free(&r);
+    r = SALLOC_SH("srun --het-group=x true", "-N1", ":", "-N2");
+    assert_int_equal(r.rc, 1);
+    expect_line(r.err, "srun: error: Invalid --het-group value: x");
     result_free(&r);
 }
 
