@@ -330,12 +330,54 @@ static int set_chdir(struct jobopt_ctx *c, const struct jobopt_def *def, const c
     return rc;
 }
 
-/* srun -m: the task distribution over a component's nodes. */
+/* One level below the first of --distribution: how CPUs are taken within a node. */
+static int lower_distribution_ok(const char *level, size_t len)
+{
+    static const char *const known[] = {"*", "block", "cyclic", "fcyclic"};
+    for (size_t i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+        if (strlen(known[i]) == len && !strncmp(level, known[i], len))
+            return 1;
+    return 0;
+}
+
+/* srun -m FIRST[:SECOND[:THIRD]][,Pack|,NoPack]: the first level lays tasks over the
+ * component's nodes (block, the default "*", or cyclic); the lower levels say how CPUs
+ * within a node are taken for binding, which Tessera does not do yet, so they are checked
+ * and have no effect (as in Slurm with TaskPlugin=task/none). */
 static int set_distribution(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
 {
-    if (strcmp(arg, "block") != 0 && strcmp(arg, "cyclic") != 0)
+    size_t first = strcspn(arg, ":,");
+    const char *rest = arg + first;
+    int levels = 1;
+    while (*rest == ':' && levels < 3) {
+        size_t len = strcspn(rest + 1, ":,");
+        if (!lower_distribution_ok(rest + 1, len))
+            return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid --distribution specification");
+        rest += 1 + len;
+        levels++;
+    }
+    if (*rest == ',' && (!strcasecmp(rest + 1, "Pack") || !strcasecmp(rest + 1, "NoPack")))
+        rest += strlen(rest);
+    if (!strncmp(arg, "plane", 5) || (first == 9 && !strncmp(arg, "arbitrary", 9)))
+        return jobopt_fail(c->err, TS_EOPTVALUE, "--distribution=%.*s is not supported",
+                           (int)strcspn(arg, "=:,"), arg);
+    int cyclic = first == 6 && !strncmp(arg, "cyclic", 6);
+    int block = (first == 5 && !strncmp(arg, "block", 5)) || (first == 1 && arg[0] == '*');
+    if (*rest || (!cyclic && !block))
         return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid --distribution specification");
-    return store_str(c, def, arg);
+    return store_str(c, def, cyclic ? "cyclic" : "block");
+}
+
+/* srun --cpu-bind: Tessera binds no task to CPUs yet, so "none" is the truth and any
+ * binding is refused rather than ignored. */
+static int set_cpu_bind(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    const char *v = arg;
+    if (!strncasecmp(v, "quiet,", 6) || !strncasecmp(v, "verbose,", 8))
+        v = strchr(v, ',') + 1;
+    if (!strcasecmp(v, "none") || !strcasecmp(v, "no"))
+        return TS_OK;
+    return jobopt_fail(c->err, TS_EOPTVALUE, "--%s=%s is not supported", def->name, arg);
 }
 
 /* srun --het-group: "2", "0,4", "1,3-5". */
@@ -480,7 +522,9 @@ static const struct jobopt_def table[] = {
     UNSUP("contiguous", 0, NONE, ALL),
     UNSUP("core-spec", 'S', REQ, ALL),
     UNSUP("cores-per-socket", 0, REQ, ALL),
+    {"cpu-bind", 0, REQ, SR, 0, NOFIELD, set_cpu_bind},
     UNSUP("cpu-freq", 0, REQ, ALL),
+    {"cpu_bind", 0, REQ, SR, 0, NOFIELD, set_cpu_bind}, /* Slurm's older spelling */
     UNSUP("cpus-per-gpu", 0, REQ, ALL),
     {"cpus-per-task", 'c', REQ, ALL, 0, NUM(U32, cpus_per_task), set_count},
     {"deadline", 0, REQ, ALL, P, NUM(I64, deadline), set_stamp},
@@ -490,6 +534,7 @@ static const struct jobopt_def table[] = {
     UNSUP("distribution", 'm', REQ, SB | SA),
     {"error", 'e', REQ, SB | SR, P, STR(std_err), set_str},
     {"exclude", 'x', REQ, ALL, P, STR(exclude), set_hostlist},
+    UNSUP("exact", 0, NONE, SR),
     {"exclusive", 0, OPT, ALL, 0, NUM(BOOL, exclusive), set_exclusive},
     {"export", 0, REQ, SB | SR, P, STR(export_env), set_str},
     UNSUP("export-file", 0, REQ, SB),
@@ -561,6 +606,8 @@ static const struct jobopt_def table[] = {
     UNSUP("sockets-per-node", 0, REQ, ALL),
     UNSUP("spread-job", 0, NONE, ALL),
     UNSUP("switches", 0, REQ, ALL),
+    /* the older name of --ntasks-per-node, still in many scripts */
+    {"tasks-per-node", 0, REQ, ALL, 0, NUM(U32, ntasks_per_node), set_count},
     {"test-only", 0, NONE, SB | SR, P | CMD, NOFIELD, set_test_only},
     UNSUP("thread-spec", 0, REQ, ALL),
     UNSUP("threads-per-core", 0, REQ, ALL),

@@ -64,7 +64,8 @@ int jobopt_parse_size_mb(const char *s, uint64_t *mb)
     case 'T': kb_per_unit = 1024 * 1024 * 1024; break;
     default: return TS_EOPTVALUE;
     }
-    if (*s != '\0' && s[1] != '\0')
+    /* the unit may be followed by B or b ("3GB", "1000mb"), as Slurm allows */
+    if (*s != '\0' && s[1] != '\0' && !((s[1] == 'B' || s[1] == 'b') && s[2] == '\0'))
         return TS_EOPTVALUE;
     /* v is at most 2^60 here; compare before multiplying so nothing can wrap. */
     if (v > (JOBOPT_MAX_SIZE_MB << 10) / kb_per_unit)

@@ -482,6 +482,54 @@ static void test_per_command_options(void **state)
     jobopt_free(&o);
 }
 
+/* Spellings real scripts use: older names, srun's distribution levels, bindings. */
+static void test_script_spellings(void **state)
+{
+    struct jobopt o;
+
+    assert_int_equal(one(&o, "--tasks-per-node", "4")->ntasks_per_node, 4);
+    jobopt_free(&o);
+    static const char *const dists[][2] = {
+        {"block", "block"},          {"cyclic", "cyclic"},         {"*", "block"},
+        {"block:block", "block"},    {"cyclic:cyclic", "cyclic"}, {"block:cyclic:fcyclic", "block"},
+        {"cyclic:*", "cyclic"},      {"block,Pack", "block"},      {"cyclic:block,nopack", "cyclic"},
+    };
+    for (size_t i = 0; i < sizeof(dists) / sizeof(dists[0]); i++) {
+        char opt[64];
+        snprintf(opt, sizeof(opt), "--distribution=%s", dists[i][0]);
+        ok(JOBOPT_SRUN, ARGV(opt, "true"), NULL, NULL, &o);
+        assert_string_equal(o.components[0]->distribution, dists[i][1]);
+        jobopt_free(&o);
+    }
+    static const char *const bad_dists[] = {"blocks", "block:", "block:x", "block:block:block:block",
+                                            "cyclic,pak", "", ":block"};
+    for (size_t i = 0; i < sizeof(bad_dists) / sizeof(bad_dists[0]); i++) {
+        char opt[64];
+        snprintf(opt, sizeof(opt), "--distribution=%s", bad_dists[i]);
+        bad(JOBOPT_SRUN, ARGV(opt, "true"), NULL, NULL, TS_EOPTVALUE,
+            "Invalid --distribution specification");
+    }
+    bad(JOBOPT_SRUN, ARGV("-m", "plane=4", "true"), NULL, NULL, TS_EOPTVALUE,
+        "--distribution=plane is not supported");
+    bad(JOBOPT_SRUN, ARGV("-m", "arbitrary", "true"), NULL, NULL, TS_EOPTVALUE,
+        "--distribution=arbitrary is not supported");
+    /* no binding exists: "none" is true, a binding is refused, never ignored */
+    ok(JOBOPT_SRUN, ARGV("--cpu-bind=none", "true"), NULL, NULL, &o);
+    jobopt_free(&o);
+    ok(JOBOPT_SRUN, ARGV("--cpu_bind=quiet,none", "true"), NULL, NULL, &o);
+    jobopt_free(&o);
+    bad(JOBOPT_SRUN, ARGV("--cpu-bind=cores", "true"), NULL, NULL, TS_EOPTVALUE,
+        "--cpu-bind=cores is not supported");
+    bad(JOBOPT_SRUN, ARGV("--cpu_bind=map_cpu:0,1", "true"), NULL, NULL, TS_EOPTVALUE,
+        "--cpu_bind=map_cpu:0,1 is not supported");
+    bad(JOBOPT_SRUN, ARGV("--exact", "true"), NULL, NULL, TS_EOPTVALUE, "--exact is not supported");
+    bad(JOBOPT_SRUN, ARGV("--hint=nomultithread", "true"), NULL, NULL, TS_EOPTVALUE,
+        "--hint is not supported");
+    bad(JOBOPT_SRUN, ARGV("--signal=B:USR1@60", "true"), NULL, NULL, TS_EOPTVALUE,
+        "--signal is not supported");
+    SB_BAD(TS_EOPTVALUE, "--signal is not supported", "--signal=USR1@60", "x.sh");
+}
+
 /* ---- values -------------------------------------------------------------------------- */
 
 static void test_counts(void **state)
@@ -596,7 +644,18 @@ static void test_sizes(void **state)
     check_size_bad("G");
     check_size_bad("1P");
     check_size_bad("1.5G");
-    check_size_bad("1GB");
+    check_size("3GB", 3072); /* a unit may end in B, any case (Slurm's spellings) */
+    check_size("1gb", 1024);
+    check_size("1Gb", 1024);
+    check_size("3gB", 3072);
+    check_size("1000mb", 1000);
+    check_size("1000MB", 1000);
+    check_size("2tb", 2097152);
+    check_size("512kb", 1);
+    check_size_bad("1B");
+    check_size_bad("1bb");
+    check_size_bad("1GBB");
+    check_size_bad("1GiB");
     check_size_bad("-1");
     check_size_bad("+1");
     check_size_bad(" 1");
@@ -1609,6 +1668,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_long_options),
+        cmocka_unit_test(test_script_spellings),
         cmocka_unit_test(test_short_options),
         cmocka_unit_test(test_remaining_options),
         cmocka_unit_test(test_help_version),
