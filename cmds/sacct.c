@@ -8,6 +8,7 @@
 #include "common/jobfmt.h"
 #include "common/jobstate.h"
 #include "common/timefmt.h"
+#include "common/version.h"
 
 #include <ctype.h>
 #include <getopt.h>
@@ -101,7 +102,7 @@ static int simple_option(int ch, struct options *o)
     case 'X': o->no_steps = 1; break;
     case OPT_JSON: o->json = 1; break;
     case OPT_USAGE: o->help = 1; break;
-    case 'V': printf("tessera %s\n", TESSERA_VERSION); exit(0);
+    case 'V': puts(TESSERA_VERSION_LINE); exit(0);
     default: return 1;
     }
     return 0;

@@ -17,6 +17,7 @@
 #include "common/errors.h"
 #include "common/jobenv.h"
 #include "common/jobopt.h"
+#include "common/version.h"
 
 #include <errno.h>
 #include <limits.h>
@@ -231,7 +232,7 @@ int main(int argc, char **argv)
         if (opt.help)
             usage(stdout);
         else
-            printf("tessera %s\n", TESSERA_VERSION);
+            puts(TESSERA_VERSION_LINE);
         jobopt_free(&opt);
         return 0;
     }

@@ -5,6 +5,7 @@
 #include "common/errors.h"
 #include "common/jobfmt.h"
 #include "common/jobopt.h"
+#include "common/version.h"
 
 #include <limits.h>
 #include <stdio.h>
@@ -181,7 +182,7 @@ int main(int argc, char **argv)
         if (opt.help)
             usage(stdout);
         else
-            printf("tessera %s\n", TESSERA_VERSION);
+            puts(TESSERA_VERSION_LINE);
         jobopt_free(&opt);
         return 0;
     }

@@ -8,6 +8,7 @@
 #include "common/conf.h"
 #include "common/errors.h"
 #include "common/jobstate.h"
+#include "common/version.h"
 
 #include <ctype.h>
 #include <getopt.h>
@@ -199,7 +200,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'v': o->verbose++; break;
         case 'Q': o->quiet = 1; break;
         case 'h': usage(stdout); exit(0);
-        case 'V': printf("tessera %s\n", TESSERA_VERSION); exit(0);
+        case 'V': puts(TESSERA_VERSION_LINE); exit(0);
         default: fprintf(stderr, "Try \"scancel --help\" for more information\n"); return 1;
         }
         if (err)

@@ -12,6 +12,7 @@
 #include "common/jobopt.h"
 #include "cmds/scontrol_update.h"
 #include "common/timefmt.h"
+#include "common/version.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -72,6 +73,12 @@ static void print_ping_line(const struct scontrol *s, int up)
 }
 
 /* ------------------------------------------------------------------------------------ */
+
+static int cmd_version(struct scontrol *s, int argc, char **argv)
+{
+    puts(TESSERA_VERSION_LINE);
+    return 0;
+}
 
 static int cmd_ping(struct scontrol *s, int argc, char **argv)
 {
@@ -636,6 +643,7 @@ static const struct {
     {"suspend", 1, 255, cmd_suspend},
     {"uhold", 1, 255, cmd_uhold},
     {"update", 1, 255, cmd_update},
+    {"version", 0, 0, cmd_version},
 };
 
 static int run_command(struct scontrol *s, int argc, char **argv)
@@ -733,7 +741,7 @@ int main(int argc, char **argv)
         switch (ch) {
         case 'f': s.conf_path = optarg; break;
         case 'h': usage(stdout); return 0;
-        case 'V': printf("tessera %s\n", TESSERA_VERSION); return 0;
+        case 'V': puts(TESSERA_VERSION_LINE); return 0;
         default: fprintf(stderr, "Try \"scontrol --help\" for more information\n"); return 1;
         }
     }

@@ -8,6 +8,7 @@
 #include "common/errors.h"
 #include "common/hostlist.h"
 #include "common/nodefmt.h"
+#include "common/version.h"
 
 #include <getopt.h>
 #include <stdio.h>
@@ -92,7 +93,7 @@ static int take_option(struct options *o, int ch)
     case 't': o->states_text = optarg; break;
     case 'v': o->verbose++; break;
     case OPT_HIDE: o->all = 0; break; /* nothing is hidden in Tessera */
-    case 'V': printf("tessera %s\n", TESSERA_VERSION); exit(0);
+    case 'V': puts(TESSERA_VERSION_LINE); exit(0);
     case OPT_HELP: help(); exit(0);
     case OPT_USAGE: usage(); exit(0);
     default: fprintf(stderr, "Try \"sinfo --help\" for more information\n"); return -1;

@@ -9,6 +9,7 @@
 #include "common/stepfmt.h"
 #include "common/jobid.h"
 #include "common/jobstate.h"
+#include "common/version.h"
 
 #include <ctype.h>
 #include <getopt.h>
@@ -156,7 +157,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         case OPT_JSON: o->json = 1; break;
         case OPT_START: o->start = 1; break;
         case OPT_HELP: usage(stdout); exit(0);
-        case 'V': printf("tessera %s\n", TESSERA_VERSION); exit(0);
+        case 'V': puts(TESSERA_VERSION_LINE); exit(0);
         default: fprintf(stderr, "Try \"squeue --help\" for more information\n"); return -1;
         }
     }

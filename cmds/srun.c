@@ -16,6 +16,7 @@
 #include "common/idset.h"
 #include "common/jobenv.h"
 #include "common/jobopt.h"
+#include "common/version.h"
 
 #include <limits.h>
 #include <signal.h>
@@ -413,7 +414,7 @@ int main(int argc, char **argv)
         if (opt.help)
             usage(stdout);
         else
-            printf("tessera %s\n", TESSERA_VERSION);
+            puts(TESSERA_VERSION_LINE);
         jobopt_free(&opt);
         return 0;
     }

@@ -5,6 +5,7 @@
 #include "common/daemon.h"
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/version.h"
 
 #include <fcntl.h>
 #include <getopt.h>
@@ -43,7 +44,7 @@ int main(int argc, char **argv)
         case 'v': opts.verbose++; break;
         case 'p': opts.port_override = (uint16_t)atoi(optarg); break;
         case 'h': usage(stdout); return 0;
-        case 'V': printf("tessera %s\n", TESSERA_VERSION); return 0;
+        case 'V': puts(TESSERA_VERSION_LINE); return 0;
         default: usage(stderr); return 1;
         }
     }

@@ -5,6 +5,7 @@
 #include "common/daemon.h"
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/version.h"
 
 #include <getopt.h>
 #include <limits.h>
@@ -40,7 +41,7 @@ int main(int argc, char **argv)
         case 'D': opts.foreground = 1; break;
         case 'v': opts.verbose++; break;
         case 'h': usage(stdout); return 0;
-        case 'V': printf("tessera %s\n", TESSERA_VERSION); return 0;
+        case 'V': puts(TESSERA_VERSION_LINE); return 0;
         default: usage(stderr); return 1;
         }
     }
