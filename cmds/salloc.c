@@ -15,6 +15,7 @@
 
 #include "common/conf.h"
 #include "common/errors.h"
+#include "common/execpath.h"
 #include "common/jobenv.h"
 #include "common/jobopt.h"
 #include "common/version.h"
@@ -133,7 +134,21 @@ static int foreground_tty(void)
     return isatty(STDIN_FILENO) && tcgetpgrp(STDIN_FILENO) == getpgrp();
 }
 
-static pid_t start_command(char **argv, char **envp, int tty)
+/* The command's program, found as Slurm's salloc finds it (PATH, then the current
+ * folder), before the fork: a miss is said once, plainly. */
+static int find_command(const char *prog, char **envp, char *exe, size_t len)
+{
+    const char *path = NULL;
+    for (size_t i = 0; envp[i]; i++)
+        if (!strncmp(envp[i], "PATH=", 5))
+            path = envp[i] + 5;
+    if (execpath_find(prog, path, exe, len) == TS_OK)
+        return 0;
+    cmd_error(PROG, "Unable to find command \"%s\"", prog);
+    return -1;
+}
+
+static pid_t start_command(char **argv, const char *exe, char **envp, int tty)
 {
     pid_t pid = fork();
     if (pid != 0)
@@ -146,9 +161,9 @@ static pid_t start_command(char **argv, char **envp, int tty)
     for (int s = 1; s < NSIG; s++)
         if (s != SIGKILL && s != SIGSTOP)
             signal(s, SIG_DFL);
-    execvpe(argv[0], argv, envp);
-    fprintf(stderr, "%s: error: %s: %s\n", PROG, argv[0], strerror(errno));
-    _exit(errno == ENOENT ? 127 : 126);
+    execve(exe, argv, envp);
+    fprintf(stderr, "%s: error: Unable to exec command \"%s\": %s\n", PROG, exe, strerror(errno));
+    _exit(1);
 }
 
 /* Slurm's salloc: a command ended by a signal a user sends to stop it counts as a normal
@@ -176,11 +191,16 @@ static int run_command(struct alloc *a, char **argv)
         cmd_error(PROG, "%s", ts_strerror(TS_ENOMEM));
         return 1 << 8;
     }
+    char exe[PATH_MAX];
+    if (find_command(argv[0], envp, exe, sizeof(exe))) {
+        jobenv_free(envp);
+        return 1 << 8;
+    }
     int tty = foreground_tty();
     signal(SIGINT, SIG_IGN); /* the command's to handle; salloc waits for it */
     signal(SIGQUIT, SIG_IGN);
     signal(SIGTTOU, SIG_IGN);
-    pid_t pid = start_command(argv, envp, tty);
+    pid_t pid = start_command(argv, exe, envp, tty);
     jobenv_free(envp);
     if (pid < 0) {
         cmd_error(PROG, "fork: %s", strerror(errno));

@@ -5,6 +5,7 @@
  */
 #include "cluster.h"
 
+#include <limits.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -291,6 +292,29 @@ static void test_runs_as_user(void **state)
     free(u);
 }
 
+/* salloc's command is found as Slurm's salloc finds it: PATH, then the working folder;
+ * one that is nowhere is said plainly, exit status 1. */
+static void test_command_search(void **state)
+{
+    (void)state;
+    char script[600], here[PATH_MAX];
+    snprintf(script, sizeof(script), "%s/in_cwd.sh", outdir);
+    assert_int_equal(harness_write_file(script, "#!/bin/sh\necho ran $0\n", 0755), 0);
+    assert_non_null(getcwd(here, sizeof(here)));
+    assert_int_equal(chdir(outdir), 0);
+    struct result r = RUN("salloc", "-N1", "in_cwd.sh");
+    struct result missing = RUN("salloc", "-N1", "no_such_command_here");
+    assert_int_equal(chdir(here), 0);
+    assert_int_equal(r.rc, 0);
+    char want[700];
+    snprintf(want, sizeof(want), "ran %s\n", script);
+    assert_string_equal(r.out, want);
+    result_free(&r);
+    assert_int_equal(missing.rc, 1);
+    expect_line(missing.err, "salloc: error: Unable to find command \"no_such_command_here\"");
+    result_free(&missing);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -301,6 +325,7 @@ int main(void)
         cmocka_unit_test(test_salloc_gone_before_grant),
         cmocka_unit_test(test_revoked_while_running),
         cmocka_unit_test(test_runs_as_user),
+        cmocka_unit_test(test_command_search),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
