@@ -4,33 +4,69 @@
 #   contrib/quickstart.sh         install packages, build, start MUNGE and the controller
 #   contrib/quickstart.sh stop    stop exactly what the quick start started
 #
-# Everything lives in .quickstart/ in the checkout: configuration, MUNGE key and socket,
+# Everything lives in .quickstart/ in the checkout (TESSERA_QS_DIR elsewhere; TESSERA_QS_PORT
+# moves the ports): configuration, MUNGE key and socket,
 # controller state, node spools, logs and pid files. Four node daemons (n1..n4, 4 CPUs
 # each) run on loopback ports, and a heterogeneous batch job and a heterogeneous step run
 # end to end.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 top=$(pwd)
-qs="$top/.quickstart"
+qs=${TESSERA_QS_DIR:-$top/.quickstart}
 port=${TESSERA_QS_PORT:-6917}
+
+# Whether pid is a live process: a zombie waiting for its parent (the daemons run in the
+# background, so that is whatever reaps orphans here, maybe seconds later) has stopped.
+alive() {
+  local state
+  state=$(awk '{print $3}' "/proc/$1/stat" 2>/dev/null) || return 1
+  [[ -n $state && $state != Z ]]
+}
 
 stop_pidfile() { # stop the process in pid file $1, if it is still the one we started
   local f=$1 pid
   [[ -f $f ]] || return 0
   pid=$(cat "$f")
-  if [[ -n $pid ]] && kill -0 "$pid" 2>/dev/null; then
+  if [[ -n $pid ]] && alive "$pid"; then
     kill "$pid"
-    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
-    kill -0 "$pid" 2>/dev/null && kill -9 "$pid"
+    for _ in $(seq 50); do alive "$pid" || break; sleep 0.1; done
+    alive "$pid" && kill -9 "$pid"
   fi
   rm -f "$f"
 }
 
-if [[ ${1:-} == stop ]]; then
+# Every process below pid (children first found, then theirs).
+descendants() {
+  local kids k
+  kids=$(ps -o pid= --ppid "$1" 2>/dev/null) || return 0
+  for k in $kids; do echo "$k"; descendants "$k"; done
+}
+
+stop_all() {
+  export TESSERA_CONF="$qs/tessera.conf"
+  # Jobs first, while the daemons can end them: then nothing they started is left over.
+  if build/bin/scontrol ping >/dev/null 2>&1; then
+    local ids; ids=$(build/bin/squeue -h -o %A | sort -u)
+    [[ -n $ids ]] && { build/bin/scancel $ids 2>/dev/null || true; }
+    for _ in $(seq 100); do
+      [[ -z $(build/bin/squeue -h -o %A) ]] && break
+      sleep 0.1
+    done
+  fi
+  # What a job left behind (a daemonised child) was re-parented to its node daemon.
+  local left=() i
+  for i in 1 2 3 4; do
+    [[ -f $qs/noded-n$i.pid ]] && left+=($(descendants "$(cat "$qs/noded-n$i.pid")"))
+  done
   for i in 1 2 3 4; do stop_pidfile "$qs/noded-n$i.pid"; done
+  ((${#left[@]})) && { kill -9 "${left[@]}" 2>/dev/null || true; }
   stop_pidfile "$qs/ctld.pid"
   stop_pidfile "$qs/munged.pid"
   echo "Stopped. State is kept in $qs (remove the folder to start afresh)."
+}
+
+if [[ ${1:-} == stop ]]; then
+  stop_all
   exit 0
 fi
 if [[ -n ${1:-} ]]; then
@@ -71,7 +107,7 @@ NodedLogFile=$qs/log/noded-%n.log
 NodedPidFile=$qs/noded-%n.pid
 PluginDir=$top/build/lib
 NodeName=n[1-4] CPUs=4 RealMemory=4000 NodeAddr=127.0.0.1 Port=$((port + 10))-$((port + 13))
-PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=60 DefaultTime=10
+PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=UNLIMITED DefaultTime=60
 CONF
 
 if [[ -f $qs/ctld.pid ]] && kill -0 "$(cat "$qs/ctld.pid")" 2>/dev/null; then
@@ -120,6 +156,7 @@ cat <<EOT
 Tessera is running. In your shell:
 
   export TESSERA_CONF=$qs/tessera.conf PATH=$top/build/bin:\$PATH
+  cd $qs/out                           # jobs write their output where they are submitted
   scontrol ping
   sbatch -n2 : -n1 --wrap=hostname     # a het job of two components
   salloc -N1 : -N2                     # an allocation of two components, a shell in it

@@ -21,6 +21,8 @@ cmake -S . -B build -DCMAKE_BUILD_TYPE=RelWithDebInfo >/dev/null
 cmake --build build -j"$jobs"
 step "tests"
 ctest --test-dir build -j2 --output-on-failure
+step "quick start, from start to stop"
+contrib/quickstart-check.sh
 
 if [[ -z ${SKIP_SANITIZE:-} ]]; then
   step "sanitizer build"
@@ -35,14 +37,14 @@ if [[ -z ${SKIP_FUZZ:-} ]]; then
   step "fuzz build (clang)"
   CC=clang cmake -S . -B build-fuzz -DCMAKE_BUILD_TYPE=RelWithDebInfo -DTESSERA_FUZZ=ON >/dev/null
   cmake --build build-fuzz -j"$jobs"
-  for target in build-fuzz/bin/fuzz_*; do
+  for target in build-fuzz/tests/bin/fuzz_*; do
     name=$(basename "$target")
     step "fuzzing $name for ${fuzz_seconds}s"
     corpus=$(mktemp -d)
     cp -r "tests/fuzz/corpus/$name/." "$corpus/" 2>/dev/null || true
     # Findings (crash-*) land in build-fuzz/, never in the source tree.
     log="build-fuzz/$name.log"
-    if ! (cd build-fuzz && "./bin/$name" -max_total_time="$fuzz_seconds" -print_final_stats=1 \
+    if ! (cd build-fuzz && "./tests/bin/$name" -max_total_time="$fuzz_seconds" -print_final_stats=1 \
             -timeout=10 -rss_limit_mb=2048 "$corpus" >"$name.log" 2>&1); then
       cat "$log"
       echo "fuzz target $name failed; the input is in build-fuzz/" >&2

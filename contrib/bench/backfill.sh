@@ -36,7 +36,7 @@ trap 'rm -f "$rows" "$rows.one"' EXIT
 run() { # nodes jobs params
   local label="$2/$1 ${3:-(default)}"
   echo "running: $2 jobs on $1 nodes, SchedulerParameters \"$3\""
-  "$build/bin/tessera-bench-backfill" --nodes "$1" --jobs "$2" --params "$3" \
+  "$build/bench/bin/tessera-bench-backfill" --nodes "$1" --jobs "$2" --params "$3" \
     --time-limit "$limit" --tsv "$label" --plugin-dir "$build/lib" >"$rows.one"
   grep -v '^#' "$rows.one" >>"$rows" || true
   if [[ -z $3 ]]; then

@@ -21,7 +21,7 @@ cmake --build build -j"$(nproc 2>/dev/null || echo 2)" --target tessera-bench-ac
 source contrib/bench/cluster.sh
 
 bench_before_ctld() {
-  "$bin/tessera-bench-acct-fill" --state "$dir/state" --jobs "$n" --days 365 \
+  "$PWD/build/bench/bin/tessera-bench-acct-fill" --state "$dir/state" --jobs "$n" --days 365 \
     --uid "$(id -u)" --gid "$(id -g)"
   du -sh "$dir/state" | awk '{print "state folder: " $1}'
   ctld_started=$(date +%s.%N)
