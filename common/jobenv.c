@@ -50,6 +50,7 @@
  */
 #include "common/jobenv.h"
 
+#include "common/conf.h"
 #include "common/envbuf.h"
 #include "common/errors.h"
 #include "common/hashmap.h"
@@ -598,10 +599,19 @@ static void export_all(struct outenv *e, const Tessera__JobDesc *d)
         env_put_entry(e, d->environment[i]);
 }
 
+/* What ties a job to its cluster goes with it whatever --export says: Slurm's SLURM_*
+ * variables and TESSERA_CONF, so the commands inside the job (srun) reach the same
+ * controller. */
+static int cluster_var(const char *entry)
+{
+    return strncmp(entry, "SLURM_", 6) == 0 ||
+           (strncmp(entry, CONF_ENV, strlen(CONF_ENV)) == 0 && entry[strlen(CONF_ENV)] == '=');
+}
+
 static void export_slurm(struct outenv *e, const Tessera__JobDesc *d)
 {
     for (size_t i = 0; i < d->n_environment; i++)
-        if (d->environment[i] && strncmp(d->environment[i], "SLURM_", 6) == 0)
+        if (d->environment[i] && cluster_var(d->environment[i]))
             env_put_entry(e, d->environment[i]);
 }
 
@@ -631,7 +641,7 @@ static void export_item(struct outenv *e, const Tessera__JobDesc *d, const char 
 }
 
 /* Slurm's rules (sbatch 22.05, _env_merge_filter): absent, empty or ALL: everything;
- * NONE: only the SLURM_* variables; otherwise a comma-separated list of ALL, NAME and
+ * NONE: only the SLURM_* variables (and TESSERA_CONF); otherwise a comma-separated list of ALL, NAME and
  * NAME=value in that order, followed by the SLURM_* variables. Commas inside quotes do not
  * split, and quotes around a whole item are removed ('FOO=a,b'). NIL is Slurm 23.02's
  * NONE-without-login-environment, which is what NONE is here anyway. */

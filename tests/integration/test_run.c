@@ -449,6 +449,22 @@ static void test_sched_stats(void **state)
     result_free(&r);
 }
 
+/* --export=NONE still takes the cluster along: srun inside the script reaches the same
+ * controller (TESSERA_CONF goes with the SLURM_* variables). */
+static void test_export_none_reaches_cluster(void **state)
+{
+    char script[600];
+    snprintf(script, sizeof(script), "--wrap=%s/srun -n1 echo step-ran; echo conf=$TESSERA_CONF",
+             TESSERA_BIN_DIR);
+    unsigned id = SUBMIT("--export=NONE", script);
+    wait_for(id, "%T", "COMPLETED\n", 20);
+    char *out = read_output(id);
+    char want[700];
+    snprintf(want, sizeof(want), "step-ran\nconf=%s\n", cluster.conf);
+    assert_string_equal(out, want);
+    free(out);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -467,6 +483,7 @@ int main(void)
         cmocka_unit_test(test_drain_and_resume),
         cmocka_unit_test(test_reconfigure),
         cmocka_unit_test(test_sched_stats),
+        cmocka_unit_test(test_export_none_reaches_cluster),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

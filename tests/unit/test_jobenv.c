@@ -538,6 +538,7 @@ static void test_het_three_components(void **state)
 static char *submit_env[] = {
     (char *)"HOME=/home/alice", (char *)"FOO=foo",           (char *)"SLURM_MINE=1",
     (char *)"BAR=bar",          (char *)"SLURM_PRIO_PROCESS=0", (char *)"PATH=/bin",
+    (char *)"TESSERA_CONF=/etc/t.conf",
 };
 
 static char **export_case(const char *export_env)
@@ -568,7 +569,8 @@ static void expect_exported(char **env, const char *const *want)
 static void test_export_all(void **state)
 {
     static const char *const all[] = {"HOME=/home/alice", "FOO=foo", "SLURM_MINE=1",
-                                      "BAR=bar", "SLURM_PRIO_PROCESS=0", "PATH=/bin", NULL};
+                                      "BAR=bar", "SLURM_PRIO_PROCESS=0", "PATH=/bin",
+                                      "TESSERA_CONF=/etc/t.conf", NULL};
     const char *forms[] = {NULL, "", "ALL", "all"};
     for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
         char **env = export_case(forms[i]);
@@ -579,11 +581,13 @@ static void test_export_all(void **state)
     }
 }
 
-/* NONE: only the submitter's SLURM_* variables; and unlike Slurm 22.05 (which then lost
- * SLURM_JOB_ID, SLURM_NTASKS, ...) every computed variable is there. */
+/* NONE: only the submitter's SLURM_* variables and TESSERA_CONF (the commands in the job
+ * reach the same cluster); and unlike Slurm 22.05 (which then lost SLURM_JOB_ID,
+ * SLURM_NTASKS, ...) every computed variable is there. */
 static void test_export_none(void **state)
 {
-    static const char *const slurm_only[] = {"SLURM_MINE=1", "SLURM_PRIO_PROCESS=0", NULL};
+    static const char *const slurm_only[] = {"SLURM_MINE=1", "SLURM_PRIO_PROCESS=0",
+                                             "TESSERA_CONF=/etc/t.conf", NULL};
     const char *forms[] = {"NONE", "none", "NIL"};
     for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++) {
         char **env = export_case(forms[i]);
@@ -604,7 +608,7 @@ static void test_export_lists(void **state)
     /* 280: ALL,FOO=bar: everything, FOO replaced in place */
     static const char *const all_foo[] = {"HOME=/home/alice", "FOO=bar", "SLURM_MINE=1",
                                           "BAR=bar", "SLURM_PRIO_PROCESS=0", "PATH=/bin",
-                                          NULL};
+                                          "TESSERA_CONF=/etc/t.conf", NULL};
     env = export_case("ALL,FOO=bar");
     expect_exported(env, all_foo);
     expect(env, "SLURM_EXPORT_ENV", "ALL,FOO=bar");
@@ -613,7 +617,7 @@ static void test_export_lists(void **state)
     /* 281: FOO,BAZ=x: the named ones in the order named, then the SLURM_* ones; a name the
      * submitter did not have (NOPE) is skipped */
     static const char *const list[] = {"FOO=foo", "BAZ=x", "SLURM_MINE=1",
-                                       "SLURM_PRIO_PROCESS=0", NULL};
+                                       "SLURM_PRIO_PROCESS=0", "TESSERA_CONF=/etc/t.conf", NULL};
     env = export_case("FOO,NOPE,BAZ=x");
     expect_exported(env, list);
     jobenv_free(env);
@@ -622,14 +626,15 @@ static void test_export_lists(void **state)
      * (Slurm merges the items in order) */
     static const char *const before[] = {"FOO=foo", "HOME=/home/alice", "SLURM_MINE=1",
                                          "BAR=bar", "SLURM_PRIO_PROCESS=0", "PATH=/bin",
-                                         NULL};
+                                         "TESSERA_CONF=/etc/t.conf", NULL};
     env = export_case("FOO=early,ALL");
     expect_exported(env, before);
     jobenv_free(env);
 
     /* quotes: a quoted item keeps its commas; empty items are ignored */
     static const char *const quoted[] = {"A=x,y", "B=\"1,2\"", "PATH=/bin", "SLURM_MINE=1",
-                                         "SLURM_PRIO_PROCESS=0", NULL};
+                                         "SLURM_PRIO_PROCESS=0", "TESSERA_CONF=/etc/t.conf",
+                                         NULL};
     env = export_case("'A=x,y',,B=\"1,2\",PATH");
     expect_exported(env, quoted);
     jobenv_free(env);
