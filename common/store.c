@@ -50,7 +50,6 @@ struct store {
     MDB_dbi dbi[STORE_DB_COUNT];
     char *dir;
     bool had_state; /* the marker was there at open */
-    bool marked;    /* the marker is there now (the writer writes it) */
 
     /* Loop thread only. */
     struct batch *open;     /* being filled */
@@ -265,19 +264,6 @@ static int commit_batch(struct store *st, struct batch *b)
     return TS_OK;
 }
 
-/* After the first commit of real changes in a folder, the marker says a state is kept
- * there (common/store_file.h); until it is written, every commit tries again. */
-static void mark_state(struct store *st, const struct batch *b)
-{
-    if (st->marked || !b->head || b->result != TS_OK)
-        return;
-    if (store_file_mark(st->dir) == TS_OK)
-        st->marked = true;
-    else
-        log_error("store: cannot write %s/%s: %s", st->dir, STORE_FILE_MARKER,
-                  strerror(errno));
-}
-
 static void *writer_main(void *arg)
 {
     struct store *st = arg;
@@ -292,7 +278,6 @@ static void *writer_main(void *arg)
         pthread_mutex_unlock(&st->lock);
 
         b->result = commit_batch(st, b);
-        mark_state(st, b);
 
         pthread_mutex_lock(&st->lock);
         st->done = b;
@@ -647,7 +632,7 @@ int store_open(struct loop *loop, const char *path, size_t map_size, struct stor
         goto error;
     }
     /* before LMDB maps it: a damaged file is refused, a lost one never taken for new */
-    st->had_state = st->marked = store_file_marked(path);
+    st->had_state = store_file_marked(path);
     if ((rc = store_file_check(path, NULL, why, sizeof(why))) != TS_OK) {
         log_error("store: %s", why);
         goto error;

@@ -101,8 +101,8 @@ typedef void (*store_health_cb)(void *arg, int err);
 void store_on_health(struct store *st, store_health_cb cb, void *arg);
 /* Bytes free for unprivileged users on the file system of the environment. */
 int store_free_space(const struct store *st, uint64_t *bytes);
-/* Whether the folder's marker existed when the store was opened: a state was committed
- * there before (common/store_file.h). */
+/* Whether the folder's marker existed when the store was opened: its owner said a state
+ * was committed there (common/store_file.h). */
 int store_had_state(const struct store *st);
 
 /* Read one committed value: *val is malloc'd (free it), TS_ENOENT when absent. */

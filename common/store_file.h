@@ -6,9 +6,10 @@
  * environment is opened, store_file_check() reads both meta pages itself (magic, version,
  * page size) and compares the file's length with what the newer valid one names.
  *
- * The marker (STORE_FILE_MARKER in the same folder) is written once the first change has
- * been committed there. From then on a missing or empty data.mdb is damage, not a new
- * cluster: the administrator removes the marker deliberately to start afresh.
+ * The marker (STORE_FILE_MARKER in the same folder) is written by the owner of the state
+ * once its first state has been committed there (the controller: its schema record).
+ * From then on a missing or empty data.mdb is damage, not a new cluster: the
+ * administrator removes the marker deliberately to start afresh.
  */
 #ifndef TESSERA_COMMON_STORE_FILE_H
 #define TESSERA_COMMON_STORE_FILE_H
