@@ -43,7 +43,6 @@ struct ctld {
     time_t start_time;
     int exit_code;
     int store_low_space;          /* StateMinFreeMB not met at the last look (store_guard.c) */
-    uint64_t space_checked_ms;    /* when that look was */
     struct loop_timer *housekeeping; /* once a second: reasons, expired jobs */
 
     /* persistent state (ctld/state.c) */

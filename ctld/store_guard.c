@@ -7,23 +7,16 @@
 #include "common/conf.h"
 #include "common/errors.h"
 #include "common/log.h"
-#include "common/loop.h"
 #include "common/rpc_server.h"
 #include "common/store.h"
 
-/* Free space is read at most this often: submissions may come by the thousand. */
-#define SPACE_CHECK_MS 1000u
-
-/* Below StateMinFreeMB? Logged once when it starts and once when it ends. */
+/* Below StateMinFreeMB? Logged once when it starts and once when it ends. Read at every
+ * submission: one fstatvfs, cheap next to the commit the submission costs. */
 static int low_on_space(struct ctld *c)
 {
     uint64_t min = (uint64_t)c->conf->state_min_free_mb << 20;
-    uint64_t now = loop_now_ms(c->loop);
     if (min == 0)
         return 0;
-    if (c->space_checked_ms && now - c->space_checked_ms < SPACE_CHECK_MS)
-        return c->store_low_space;
-    c->space_checked_ms = now;
     uint64_t free_bytes;
     if (store_free_space(c->store, &free_bytes) != TS_OK)
         return c->store_low_space; /* cannot tell: keep what we knew */
