@@ -4,8 +4,8 @@
  * - a full disk: a completed --requeue job must neither come back RUNNING after a
  *   restart nor run twice; submissions get a clear error; a controller stopped while
  *   commits fail gives up loudly; once space is back everything commits again;
- * - a cancel's SIGTERM reaches the job only after the cancel is durable;
- * - kill -9 during submission bursts loses no acknowledged job;
+ * - a cancel's SIGTERM reaches the job only after the cancel is durable (kill -9 during
+ *   submission bursts is test_durability's);
  * - damaged copies of a real state (truncated, zero-length) are refused in one line with
  *   exit status 1, no SIGBUS, while a fresh folder still starts a new cluster;
  * - a task that puts PMI keys without end is refused, and its step daemon survives.
@@ -412,56 +412,6 @@ static void test_terminate_leaves_after_its_commit(void **state)
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* kill -9 during submission bursts */
-
-/* Every job sbatch printed an id for is there after the controller died mid-burst. */
-static void test_kill9_burst_loses_no_acknowledged_job(void **state)
-{
-    (void)state;
-    for (int trial = 0; trial < 3; trial++) {
-        char ids[600], name[32];
-        snprintf(name, sizeof(name), "burst%d.ids", trial);
-        out_path(ids, sizeof(ids), name);
-        /* four submitters at once, so that the kill falls inside group commits */
-        char *argv[] = {(char *)"/bin/bash", (char *)"-c",
-                        (char *)"for w in 1 2 3 4; do "
-                                "(for i in $(seq 1 200); do sbatch -H --parsable -o /dev/null "
-                                "--wrap=true 2>/dev/null || exit 0; done) & done; wait",
-                        NULL};
-        char *env[] = {cluster.conf_env, cluster.path_env, NULL};
-        pid_t burst = harness_spawn(argv, env, ids);
-        assert_true(burst > 0);
-        wait_lines(ids, 40 + 20 * trial, 60);
-        harness_ctld_stop(&cluster, SIGKILL);
-        harness_wait(burst, 30000);
-        assert_int_equal(harness_ctld_start(&cluster), 0);
-
-        char *text = harness_read_file(ids);
-        assert_non_null(text);
-        int acked = 0;
-        char list[16384] = "";
-        for (char *p = text; *p;) {
-            unsigned id = (unsigned)strtoul(p, &p, 10);
-            if (id) {
-                size_t len = strlen(list);
-                snprintf(list + len, sizeof(list) - len, "%s%u", acked ? "," : "", id);
-                acked++;
-            }
-            while (*p && (*p < '0' || *p > '9'))
-                p++;
-        }
-        free(text);
-        struct result r = RUN("squeue", "-h", "-t", "all", "-o", "%i", "-j", list);
-        expect_ok(&r);
-        if (count_lines(r.out) != acked)
-            fail_msg("trial %d: %d jobs acknowledged, %d found:\n%s", trial, acked,
-                     count_lines(r.out), r.out);
-        result_free(&r);
-    }
-    assert_int_equal(harness_wait_nodes(&cluster, 1, 15000), 0);
-}
-
-/* ------------------------------------------------------------------------------------ */
 /* damaged state files */
 
 /* A configuration like the cluster's with another StateSaveLocation and port. */
@@ -713,7 +663,6 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_full_disk_requeue_job_ends_once, test_teardown),
         cmocka_unit_test_teardown(test_terminate_leaves_after_its_commit, test_teardown),
-        cmocka_unit_test_teardown(test_kill9_burst_loses_no_acknowledged_job, test_teardown),
         cmocka_unit_test_teardown(test_pmi_flood_refused, test_teardown),
         cmocka_unit_test_teardown(test_damaged_state_refused, test_teardown),
     };
