@@ -3,7 +3,7 @@
  * LMDB keeps two meta pages at the start of data.mdb (pages 0 and 1), written
  * alternately; the one with the higher transaction id is current. A meta page is a page
  * header followed by the meta record, both in the machine's own layout, with pgno_t,
- * txnid_t and mdb_size_t of the width of size_t (the layout of LMDB 0.9's mdb.c):
+ * txnid_t and mdb_size_t of the width of size_t, W below (the layout of LMDB 0.9's mdb.c):
  *
  *   page header:  pgno (W), pad (2), flags (2), lower/upper (4)          P_META = 0x08
  *   meta record:  magic (4) = 0xBEEFC0DE, version (4) = 1, address (W), mapsize (W),
@@ -22,16 +22,16 @@
 #include <sys/stat.h>
 #include <unistd.h>
 
-#define W sizeof(size_t)
-#define PAGE_HEADER (W + 8)
-#define PAGE_FLAGS_AT (W + 2)
+#define WORD sizeof(size_t)
+#define PAGE_HEADER (WORD + 8)
+#define PAGE_FLAGS_AT (WORD + 2)
 #define P_META 0x08u
 #define META_MAGIC 0xBEEFC0DEu
 #define META_VERSION 1u
-#define META_PSIZE_AT (8 + 2 * W)
-#define META_LAST_PAGE_AT (24 + 12 * W)
-#define META_TXNID_AT (24 + 13 * W)
-#define META_BYTES (PAGE_HEADER + META_TXNID_AT + W)
+#define META_PSIZE_AT (8 + 2 * WORD)
+#define META_LAST_PAGE_AT (24 + 12 * WORD)
+#define META_TXNID_AT (24 + 13 * WORD)
+#define META_BYTES (PAGE_HEADER + META_TXNID_AT + WORD)
 #define PAGE_MIN 512u
 #define PAGE_MAX 65536u
 

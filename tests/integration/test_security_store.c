@@ -246,13 +246,19 @@ static void expect_refused(const char *text)
     result_free(&r);
 }
 
-static void release(unsigned id)
+/* Submit a job held (args: sbatch's, with -H first), pin the state, release the job and
+ * wait until it runs: every rewrite of its record from then on needs fresh pages. */
+static unsigned run_pinned(const char *const args[])
 {
+    unsigned id = cmdcheck_submit(&cluster, outdir, args);
+    pin_open(&pin);
     char sid[16];
     snprintf(sid, sizeof(sid), "%u", id);
     struct result r = RUN("scontrol", "release", sid);
     expect_ok(&r);
     result_free(&r);
+    wait_for(id, "%T", "RUNNING\n", 20);
+    return id;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -284,10 +290,8 @@ static void test_full_disk_requeue_job_ends_once(void **state)
     snprintf(body, sizeof(body),
              "echo run >> %s\nwhile [ ! -e %s ]; do sleep 0.1; done\nexit 0\n", runs, go);
     write_script(script, 128u << 10, body);
-    unsigned id = SUBMIT("-H", "--requeue", "-c4", "-o", "/dev/null", script);
-    pin_open(&pin);
-    release(id);
-    wait_for(id, "%T", "RUNNING\n", 20);
+    unsigned id = run_pinned((const char *const[]){"-H", "--requeue", "-c4", "-o", "/dev/null",
+                                                   script, NULL});
     wait_lines(runs, 1, 20);
     snprintf(body, sizeof(body), "--wrap=echo ran >> %s", waiting);
     unsigned next = SUBMIT("-c4", "-o", "/dev/null", body); /* waits for J1's CPUs */
@@ -375,10 +379,7 @@ static void test_terminate_leaves_after_its_commit(void **state)
              "n=0\nwhile :; do n=$((n+1)); echo $n > %s.new; mv -f %s.new %s; sleep 0.1; done\n",
              term, beat, beat, beat);
     write_script(script, 1u << 20, body);
-    unsigned id = SUBMIT("-H", "-o", "/dev/null", script);
-    pin_open(&pin);
-    release(id);
-    wait_for(id, "%T", "RUNNING\n", 20);
+    unsigned id = run_pinned((const char *const[]){"-H", "-o", "/dev/null", script, NULL});
     uint64_t end = now_ms() + 20000;
     while (read_beat(beat) < 1)
         assert_true(now_ms() < end);

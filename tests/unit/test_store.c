@@ -332,13 +332,28 @@ static void log_order(void *arg, int err)
     e->log->seq[e->log->n++] = e->tag;
 }
 
+static void order_entries(struct order_log *log, struct order_entry *e, int n)
+{
+    for (int i = 0; i < n; i++)
+        e[i] = (struct order_entry){log, i};
+}
+
+/* Callbacks 0..n-1 ran, in that order, each with err. */
+static void expect_in_order(const struct order_log *log, int n, int err)
+{
+    assert_int_equal(log->n, n);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(log->seq[i], i);
+        assert_int_equal(log->errs[i], err);
+    }
+}
+
 static void test_after_commit_order(void **state)
 {
     struct fixture *f = *state;
     struct order_log log = {0};
     struct order_entry e[6];
-    for (int i = 0; i < 6; i++)
-        e[i] = (struct order_entry){&log, i};
+    order_entries(&log, e, 6);
 
     put_str(f, STORE_DB_JOBS, "a", "1");
     assert_int_equal(store_after_commit(f->st, log_order, &e[0]), TS_OK);
@@ -356,11 +371,7 @@ static void test_after_commit_order(void **state)
     struct commit_wait w = {0};
     assert_int_equal(store_after_commit(f->st, on_commit, &w), TS_OK);
     run_until(f->loop, &w.done);
-    assert_int_equal(log.n, 5);
-    for (int i = 0; i < 5; i++) {
-        assert_int_equal(log.seq[i], i);
-        assert_int_equal(log.errs[i], TS_OK);
-    }
+    expect_in_order(&log, 5, TS_OK);
     struct store_stats stats;
     store_get_stats(f->st, &stats);
     assert_int_equal(stats.batches, 2);
@@ -574,8 +585,7 @@ static void test_map_full(void **state)
     memset(big, 'b', big_len);
     struct order_log log = {0};
     struct order_entry e[4];
-    for (int i = 0; i < 4; i++)
-        e[i] = (struct order_entry){&log, i};
+    order_entries(&log, e, 4);
     put_str(f, STORE_DB_JOBS, "small", "in the failing batch");
     assert_int_equal(store_after_commit(f->st, log_order, &e[0]), TS_OK);
     assert_int_equal(store_put(f->st, STORE_DB_JOBS, "big", 3, big, big_len), TS_OK);
@@ -597,11 +607,7 @@ static void test_map_full(void **state)
 
     /* store_sync tries once more, then gives up on both batches, callbacks in order */
     assert_int_equal(store_sync(f->st), TS_ESTORE_FULL);
-    assert_int_equal(log.n, 4);
-    for (int i = 0; i < 4; i++) {
-        assert_int_equal(log.seq[i], i);
-        assert_int_equal(log.errs[i], TS_ESTORE_FULL);
-    }
+    expect_in_order(&log, 4, TS_ESTORE_FULL);
     assert_value(f, STORE_DB_JOBS, "small", NULL);
     assert_value(f, STORE_DB_JOBS, "big", NULL);
     assert_value(f, STORE_DB_JOBS, "later", NULL);
@@ -648,8 +654,7 @@ static void test_failed_commit_retried_until_it_works(void **state)
     assert_non_null(big);
     struct order_log log = {0};
     struct order_entry e[3];
-    for (int i = 0; i < 3; i++)
-        e[i] = (struct order_entry){&log, i};
+    order_entries(&log, e, 3);
     assert_int_equal(store_put(f->st, STORE_DB_JOBS, "big", 3, big, big_len), TS_OK);
     assert_int_equal(store_after_commit(f->st, log_order, &e[0]), TS_OK);
     free(big);
@@ -675,11 +680,7 @@ static void test_failed_commit_retried_until_it_works(void **state)
     assert_int_equal(store_after_commit(f->st, on_commit, &w), TS_OK);
     run_until(f->loop, &w.done);
     assert_int_equal(w.err, TS_OK);
-    assert_int_equal(log.n, 3);
-    for (int i = 0; i < 3; i++) {
-        assert_int_equal(log.seq[i], i);
-        assert_int_equal(log.errs[i], TS_OK);
-    }
+    expect_in_order(&log, 3, TS_OK);
     assert_false(store_failing(f->st));
     assert_int_equal(health.n, 2);
     assert_int_equal(health.errs[1], TS_OK);
