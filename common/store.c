@@ -48,7 +48,6 @@ struct store {
     struct loop *loop;
     MDB_env *env;
     MDB_dbi dbi[STORE_DB_COUNT];
-    char *dir;
     bool had_state; /* the marker was there at open */
 
     /* Loop thread only. */
@@ -602,7 +601,6 @@ static void store_free(struct store *st)
         mdb_env_close(st->env);
     batch_destroy(st->open);
     batch_destroy(st->failed);
-    free(st->dir);
     pthread_cond_destroy(&st->done_cond);
     pthread_cond_destroy(&st->work_cond);
     pthread_mutex_destroy(&st->lock);
@@ -627,10 +625,6 @@ int store_open(struct loop *loop, const char *path, size_t map_size, struct stor
     if (map_size == 0)
         map_size = STORE_DEFAULT_MAP_SIZE;
     char why[1024];
-    if (!(st->dir = strdup(path))) {
-        rc = TS_ENOMEM;
-        goto error;
-    }
     /* before LMDB maps it: a damaged file is refused, a lost one never taken for new */
     st->had_state = store_file_marked(path);
     if ((rc = store_file_check(path, NULL, why, sizeof(why))) != TS_OK) {
