@@ -237,6 +237,7 @@ static const struct directive directives[] = {
     {"SelectType", DT_STRING, OFF(select_type), 0, 0, "select/consumable", check_select_type},
     {"SlurmUser", DT_STRING, OFF(slurm_user), 0, 0, "root", check_slurm_user},
     {"SpoolDir", DT_PATH, OFF(spool_dir), 0, 0, "/var/spool/tessera", NULL},
+    {"StateMinFreeMB", DT_UINT, OFF(state_min_free_mb), 0, 1048576, "64", NULL},
     {"StateSaveLocation", DT_PATH, OFF(state_save_location), 0, 0, "/var/lib/tessera", NULL},
     {"SubmitFilters", DT_STRING, OFF(submit_filters), 0, 0, NULL, check_filters},
 };

@@ -3,15 +3,18 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/loop.h"
+#include "common/store_file.h"
 
 #include <errno.h>
 #include <lmdb.h>
 #include <pthread.h>
 #include <signal.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/eventfd.h>
+#include <sys/statvfs.h>
 #include <unistd.h>
 
 #define STORE_MAX_KEY 511 /* LMDB's default (and compiled-in) key size limit */
@@ -38,16 +41,25 @@ struct batch {
     struct store_cb *cbs;
     size_t ncbs, cbs_cap;
     int result;
+    char why[160]; /* what failed, for the loop's log line (the writer logs nothing) */
 };
 
 struct store {
     struct loop *loop;
     MDB_env *env;
     MDB_dbi dbi[STORE_DB_COUNT];
+    bool had_state; /* the marker was there at open */
 
     /* Loop thread only. */
     struct batch *open;     /* being filled */
     struct batch *inflight; /* handed to the writer, not yet completed */
+    struct batch *failed;   /* failed, waiting for its retry; nothing goes before it */
+    struct loop_timer *retry_timer;
+    bool failing;           /* from a failed commit to the next successful one */
+    unsigned backoff_ms;
+    uint64_t failing_since_ms, failing_attempts;
+    store_health_cb health_cb;
+    void *health_arg;
     struct store_stats stats;
     bool hook_added;
 
@@ -107,6 +119,9 @@ static int mdb_to_ts(int rc)
     case MDB_NOTFOUND:
         return TS_ENOENT;
     case MDB_MAP_FULL:
+    case ENOSPC:
+    case EDQUOT:
+    case EFBIG:
         return TS_ESTORE_FULL;
     case ENOMEM:
         return TS_ENOMEM;
@@ -216,30 +231,33 @@ static int apply_op(struct store *st, MDB_txn *txn, const struct store_op *op)
     return mdb_put(txn, st->dbi[op->db], &k, &v, 0);
 }
 
-/* One write transaction for the whole batch: all of it is applied, or none. */
-static int commit_batch(struct store *st, const struct batch *b)
+/* One write transaction for the whole batch: all of it is applied, or none. A failure
+ * is described in b->why for the loop thread, which decides what to log. */
+static int commit_batch(struct store *st, struct batch *b)
 {
+    b->why[0] = '\0';
     if (!b->head)
         return TS_OK; /* callbacks only: nothing to make durable */
     MDB_txn *txn;
     int rc = mdb_txn_begin(st->env, NULL, 0, &txn);
     if (rc != MDB_SUCCESS) {
-        log_error("store: cannot begin write transaction: %s", mdb_strerror(rc));
+        snprintf(b->why, sizeof(b->why), "cannot begin a write transaction: %s",
+                 mdb_strerror(rc));
         return mdb_to_ts(rc);
     }
     for (const struct store_op *op = b->head; op; op = op->next) {
         rc = apply_op(st, txn, op);
         if (rc != MDB_SUCCESS) {
             mdb_txn_abort(txn);
-            log_error("store: %s in \"%s\" failed, batch of %zu changes dropped: %s",
-                      op->del ? "delete" : "put", db_names[op->db], b->nops, mdb_strerror(rc));
+            snprintf(b->why, sizeof(b->why), "%s in \"%s\" failed: %s",
+                     op->del ? "delete" : "put", db_names[op->db], mdb_strerror(rc));
             return mdb_to_ts(rc);
         }
     }
     /* mdb_txn_commit frees the transaction even when it fails. */
     rc = mdb_txn_commit(txn);
     if (rc != MDB_SUCCESS) {
-        log_error("store: commit of %zu changes failed: %s", b->nops, mdb_strerror(rc));
+        snprintf(b->why, sizeof(b->why), "commit failed: %s", mdb_strerror(rc));
         return mdb_to_ts(rc);
     }
     return TS_OK;
@@ -302,22 +320,114 @@ static void stop_writer(struct store *st)
 
 /* ---- handing batches over and completing them (loop thread) ------------------------ */
 
-void store_flush(struct store *st)
+static void hand_over(struct store *st, struct batch *b)
 {
-    /* While the writer is busy the open batch keeps growing: that is the group commit. */
-    if (st->inflight || batch_empty(st->open))
-        return;
-    st->inflight = st->open;
-    st->open = NULL;
+    st->inflight = b;
     pthread_mutex_lock(&st->lock);
-    st->todo = st->inflight;
+    st->todo = b;
     pthread_cond_signal(&st->work_cond);
     pthread_mutex_unlock(&st->lock);
 }
 
+void store_flush(struct store *st)
+{
+    /* While the writer is busy the open batch keeps growing: that is the group commit.
+     * Behind a failed batch it waits too: batches commit in order or not at all. */
+    if (st->inflight || st->failed || batch_empty(st->open))
+        return;
+    struct batch *b = st->open;
+    st->open = NULL;
+    hand_over(st, b);
+}
+
+/* Run b's callbacks with err and free it. Callbacks may queue more work; it lands in the
+ * next open batch. */
+static void batch_finish(struct batch *b, int err)
+{
+    for (size_t i = 0; i < b->ncbs; i++)
+        b->cbs[i].cb(b->cbs[i].arg, err);
+    batch_destroy(b);
+}
+
+static void tell_health(struct store *st, int err)
+{
+    if (st->health_cb)
+        st->health_cb(st->health_arg, err);
+}
+
+static void retry_fired(struct loop *loop, struct loop_timer *t, void *arg)
+{
+    struct store *st = arg;
+    st->retry_timer = NULL;
+    struct batch *b = st->failed;
+    st->failed = NULL;
+    if (b)
+        hand_over(st, b);
+}
+
+/* b failed: keep it, and try it again after the back-off. The episode's first failure
+ * is logged; the retries only at debug level. */
+static void batch_failed(struct store *st, struct batch *b)
+{
+    st->failed = b;
+    st->failing_attempts++;
+    if (!st->failing) {
+        st->failing = true;
+        st->failing_since_ms = loop_now_ms(st->loop);
+        st->backoff_ms = STORE_RETRY_FIRST_MS;
+        log_error("store: cannot commit %zu change%s (%s); retrying until it works, and "
+                  "new changes are refused meanwhile",
+                  b->nops, b->nops == 1 ? "" : "s", b->why);
+        tell_health(st, b->result);
+    } else {
+        log_debug("store: commit retry %llu failed (%s)",
+                  (unsigned long long)st->failing_attempts, b->why);
+        st->backoff_ms = st->backoff_ms * 2 > STORE_RETRY_MAX_MS ? STORE_RETRY_MAX_MS
+                                                                 : st->backoff_ms * 2;
+    }
+    /* Without a timer (out of memory) the prepare hook's flush cannot go past the failed
+     * batch: retry_fired hands it over at once instead, once per loop iteration. */
+    st->retry_timer = loop_timer_add(st->loop, st->backoff_ms, 0, retry_fired, st);
+    if (!st->retry_timer)
+        log_error("store: out of memory for the retry timer");
+}
+
+static void recovered(struct store *st)
+{
+    if (!st->failing)
+        return;
+    st->failing = false;
+    log_info("store: commits work again, after %llu failed attempts in %llu ms",
+             (unsigned long long)st->failing_attempts,
+             (unsigned long long)(loop_now_ms(st->loop) - st->failing_since_ms));
+    st->failing_attempts = 0;
+    tell_health(st, TS_OK);
+}
+
+/* Drop b and every batch queued behind it: their callbacks learn the error. */
+static void give_up(struct store *st, struct batch *b)
+{
+    size_t nops = b->nops, nbatches = 1;
+    struct batch *behind = st->open;
+    st->open = NULL;
+    if (behind) {
+        nops += behind->nops;
+        nbatches++;
+    }
+    log_error("store: giving up on %zu changes in %zu batch%s (%s): none of them was "
+              "acknowledged, and the state on disk stays as it was before them",
+              nops, nbatches, nbatches == 1 ? "" : "es", b->why);
+    st->stats.given_up += nbatches;
+    int err = b->result;
+    batch_finish(b, err);
+    if (behind)
+        batch_finish(behind, err);
+}
+
 /* Take the writer's finished batch, if any, and run its callbacks; returns its result
- * (TS_OK when there was none). */
-static int complete_done(struct store *st)
+ * (TS_OK when there was none). A failed batch is kept for a retry, or given up when
+ * final (store_sync). */
+static int complete_done(struct store *st, bool final)
 {
     pthread_mutex_lock(&st->lock);
     struct batch *b = st->done;
@@ -327,21 +437,24 @@ static int complete_done(struct store *st)
         return TS_OK;
 
     st->inflight = NULL;
-    if (b->nops) {
-        if (b->result == TS_OK) {
-            st->stats.batches++;
-            st->stats.ops += b->nops;
-            if (b->nops > st->stats.max_batch)
-                st->stats.max_batch = b->nops;
-        } else {
-            st->stats.failures++;
-        }
-    }
-    /* Callbacks may queue more work; it lands in the next open batch. */
-    for (size_t i = 0; i < b->ncbs; i++)
-        b->cbs[i].cb(b->cbs[i].arg, b->result);
     int result = b->result;
-    batch_destroy(b);
+    if (result != TS_OK) {
+        st->stats.failures++;
+        if (final)
+            give_up(st, b);
+        else
+            batch_failed(st, b);
+        store_flush(st);
+        return result;
+    }
+    if (b->nops) {
+        st->stats.batches++;
+        st->stats.ops += b->nops;
+        if (b->nops > st->stats.max_batch)
+            st->stats.max_batch = b->nops;
+    }
+    recovered(st);
+    batch_finish(b, TS_OK);
     store_flush(st);
     return result;
 }
@@ -351,17 +464,24 @@ static void on_done(struct loop *loop, int fd, unsigned events, void *arg)
     struct store *st = arg;
     uint64_t count;
     (void)!read(fd, &count, sizeof(count));
-    complete_done(st);
+    complete_done(st, false);
 }
 
 static void on_prepare(struct loop *loop, void *arg)
 {
-    store_flush(arg);
+    struct store *st = arg;
+    if (st->failed && !st->retry_timer)
+        retry_fired(loop, NULL, st); /* no timer could be armed: retry once a turn */
+    store_flush(st);
 }
 
 int store_sync(struct store *st)
 {
     int first_err = TS_OK;
+    if (st->failed) { /* once more, now, rather than after the back-off */
+        loop_timer_cancel(st->loop, st->retry_timer);
+        retry_fired(st->loop, NULL, st);
+    }
     store_flush(st);
     while (st->inflight) {
         pthread_mutex_lock(&st->lock);
@@ -369,11 +489,38 @@ int store_sync(struct store *st)
             pthread_cond_wait(&st->done_cond, &st->lock);
         pthread_mutex_unlock(&st->lock);
         /* Also hands the next open batch over, so the loop ends when nothing is left. */
-        int rc = complete_done(st);
+        int rc = complete_done(st, true);
         if (rc != TS_OK && first_err == TS_OK)
             first_err = rc;
     }
     return first_err;
+}
+
+int store_failing(const struct store *st)
+{
+    return st->failing;
+}
+
+void store_on_health(struct store *st, store_health_cb cb, void *arg)
+{
+    st->health_cb = cb;
+    st->health_arg = arg;
+}
+
+int store_free_space(const struct store *st, uint64_t *bytes)
+{
+    int fd;
+    struct statvfs sv;
+    *bytes = 0;
+    if (mdb_env_get_fd(st->env, &fd) != MDB_SUCCESS || fstatvfs(fd, &sv) != 0)
+        return TS_ESYS;
+    *bytes = (uint64_t)sv.f_bavail * (uint64_t)sv.f_frsize;
+    return TS_OK;
+}
+
+int store_had_state(const struct store *st)
+{
+    return st->had_state;
 }
 
 /* ---- open and close ----------------------------------------------------------------- */
@@ -443,6 +590,7 @@ error_lock:
 
 static void store_free(struct store *st)
 {
+    loop_timer_cancel(st->loop, st->retry_timer);
     if (st->hook_added)
         loop_prepare_remove(st->loop, on_prepare, st);
     if (st->donefd >= 0) {
@@ -452,6 +600,7 @@ static void store_free(struct store *st)
     if (st->env)
         mdb_env_close(st->env);
     batch_destroy(st->open);
+    batch_destroy(st->failed);
     pthread_cond_destroy(&st->done_cond);
     pthread_cond_destroy(&st->work_cond);
     pthread_mutex_destroy(&st->lock);
@@ -475,6 +624,13 @@ int store_open(struct loop *loop, const char *path, size_t map_size, struct stor
     }
     if (map_size == 0)
         map_size = STORE_DEFAULT_MAP_SIZE;
+    char why[1024];
+    /* before LMDB maps it: a damaged file is refused, a lost one never taken for new */
+    st->had_state = store_file_marked(path);
+    if ((rc = store_file_check(path, NULL, why, sizeof(why))) != TS_OK) {
+        log_error("store: %s", why);
+        goto error;
+    }
     if ((rc = open_env(st, path, map_size)) != TS_OK || (rc = open_dbs(st)) != TS_OK)
         goto error;
     st->donefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -500,13 +656,14 @@ error:
     return rc;
 }
 
-void store_close(struct store *st)
+int store_close(struct store *st)
 {
     if (!st)
-        return;
-    store_sync(st);
+        return TS_OK;
+    int err = store_sync(st);
     stop_writer(st);
     store_free(st);
+    return err;
 }
 
 /* ---- reads ------------------------------------------------------------------------- */

@@ -13,6 +13,18 @@
  *
  * The environment is opened with an explicit map size and none of MDB_NOSYNC,
  * MDB_NOMETASYNC or MDB_MAPASYNC: a commit that returns is on disk.
+ *
+ * The store is fail-stop: a batch whose commit fails (a full disk, say) is never dropped.
+ * It is retried after a back-off (STORE_RETRY_FIRST_MS, doubling up to
+ * STORE_RETRY_MAX_MS), later batches wait behind it in order, and its after-commit
+ * callbacks run only once it has committed: whatever waits for them (a reply, a launch)
+ * waits too. store_failing() tells the owner to stop taking changes meanwhile; the
+ * failure is logged once per episode, and once more when commits work again. Only
+ * store_sync() and store_close() give up: they try once more, then drop what cannot be
+ * committed and run its callbacks with the error (nothing of it was acknowledged).
+ *
+ * Before the environment is opened its data file is checked against its meta pages and
+ * the folder's marker (common/store_file.h): a damaged file is refused, never mapped.
  */
 #ifndef TESSERA_COMMON_STORE_H
 #define TESSERA_COMMON_STORE_H
@@ -43,13 +55,20 @@ const char *store_db_name(enum store_db db);
  * the file grows only as it is used). */
 #define STORE_DEFAULT_MAP_SIZE ((size_t)32 << 30)
 
+/* The first retry of a failed commit, and the longest wait between two. */
+#define STORE_RETRY_FIRST_MS 100u
+#define STORE_RETRY_MAX_MS 2000u
+
 /* Open (creating the folder's files if needed) the environment in folder path, which must
- * exist. Starts the writer thread and registers the prepare hook on loop. Returns a
- * ts_err; *out is NULL on error. */
+ * exist. The data file is checked first (store_file_check): TS_ESTORE_DAMAGED when it is
+ * damaged, or missing or empty where the folder's marker says a state was kept. Starts
+ * the writer thread and registers the prepare hook on loop. Returns a ts_err; *out is
+ * NULL on error. */
 int store_open(struct loop *loop, const char *path, size_t map_size, struct store **out);
-/* Commit everything queued, wait for it, stop the writer, close the environment. Pending
- * after-commit callbacks run (with their batch's result) before it returns. NULL ok. */
-void store_close(struct store *st);
+/* Commit everything queued (store_sync), stop the writer, close the environment. Pending
+ * after-commit callbacks run (with their batch's result) before it returns. Returns
+ * store_sync's result: not TS_OK when changes had to be given up. NULL ok. */
+int store_close(struct store *st);
 
 /* Queue a put/delete in the open batch (copies key and value). Keys are at most 511
  * bytes (LMDB's limit): TS_EINVAL beyond. */
@@ -58,16 +77,33 @@ int store_put(struct store *st, enum store_db db, const void *key, size_t klen,
 int store_del(struct store *st, enum store_db db, const void *key, size_t klen);
 
 /* cb(arg, err) runs on the loop thread once every change queued before this call is
- * durable (err TS_OK) or its batch failed (err a ts_err; TS_ESTORE_FULL when the map is
- * full). With nothing queued it still runs, in a later iteration, never synchronously. */
+ * durable (err TS_OK). A failing commit is retried until it succeeds, so err is an error
+ * only when store_sync() or store_close() gave the batch up (TS_ESTORE_FULL for a full
+ * map or disk). With nothing queued it still runs, in a later iteration, never
+ * synchronously. */
 typedef void (*store_commit_cb)(void *arg, int err);
 int store_after_commit(struct store *st, store_commit_cb cb, void *arg);
 
-/* Hand the open batch to the writer now (normally done by the prepare hook). */
+/* Hand the open batch to the writer now (normally done by the prepare hook). Nothing is
+ * handed over while a failed batch waits for its retry. */
 void store_flush(struct store *st);
 /* Flush and block until every queued change is committed; runs the pending callbacks.
- * Returns the first error of the batches it waited for. For start-up and shutdown. */
+ * A failed batch waiting for its retry is tried at once. A batch that fails here is given
+ * up, with every batch queued behind it: their callbacks run with the error, the failure
+ * is logged, and the first error is returned. For start-up and shutdown. */
 int store_sync(struct store *st);
+
+/* Whether a commit failed and has not succeeded since (changes are being retried). */
+int store_failing(const struct store *st);
+/* cb(arg, err) runs on the loop thread when commits start failing (err: the failure) and
+ * when they work again (err TS_OK). One callback; NULL removes it. */
+typedef void (*store_health_cb)(void *arg, int err);
+void store_on_health(struct store *st, store_health_cb cb, void *arg);
+/* Bytes free for unprivileged users on the file system of the environment. */
+int store_free_space(const struct store *st, uint64_t *bytes);
+/* Whether the folder's marker existed when the store was opened: its owner said a state
+ * was committed there (common/store_file.h). */
+int store_had_state(const struct store *st);
 
 /* Read one committed value: *val is malloc'd (free it), TS_ENOENT when absent. */
 int store_get(struct store *st, enum store_db db, const void *key, size_t klen, void **val,
@@ -96,7 +132,8 @@ int store_reader_range(struct store_reader *r, enum store_db db, const void *fro
 struct store_stats {
     uint64_t batches;     /* committed write transactions */
     uint64_t ops;         /* puts and deletes committed */
-    uint64_t failures;    /* batches that failed */
+    uint64_t failures;    /* commit attempts that failed (each retry counts) */
+    uint64_t given_up;    /* batches dropped by store_sync() after failing */
     uint64_t max_batch;   /* most ops in one batch */
 };
 void store_get_stats(const struct store *st, struct store_stats *out);

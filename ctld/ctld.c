@@ -6,6 +6,7 @@
 #include "ctld/filter_run.h"
 #include "ctld/filter_submit.h"
 #include "ctld/step.h"
+#include "ctld/store_guard.h"
 
 #include "common/auth.h"
 #include "common/conf.h"
@@ -21,6 +22,7 @@
 #include "common/loop.h"
 #include "common/rpc_server.h"
 #include "common/store.h"
+#include "common/store_file.h"
 
 #include <errno.h>
 #include <signal.h>
@@ -223,12 +225,16 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
 
     if ((err = prepare_state_dir(c->conf->state_save_location, errbuf, errlen)))
         goto error;
+    /* a damaged or lost state is refused in one line before LMDB maps anything */
+    if ((err = store_file_check(c->conf->state_save_location, NULL, errbuf, errlen)))
+        goto error;
     if ((err = store_open(c->loop, c->conf->state_save_location, STORE_DEFAULT_MAP_SIZE,
                           &c->store))) {
         snprintf(errbuf, errlen, "cannot open the state in %s: %s",
                  c->conf->state_save_location, ts_strerror(err));
         goto error;
     }
+    ctld_store_guard_init(c);
     if ((err = step_cred_init(c, errbuf, errlen)) || (err = ctld_state_load(c, errbuf, errlen)) ||
         (err = acct_init(c, errbuf, errlen)) || (err = job_table_load(c, errbuf, errlen)) ||
         (err = step_table_load(c, errbuf, errlen)) ||
@@ -271,10 +277,10 @@ int ctld_run(struct ctld *c)
     return c->exit_code;
 }
 
-void ctld_destroy(struct ctld *c)
+int ctld_destroy(struct ctld *c)
 {
     if (!c)
-        return;
+        return TS_OK;
     /* Stop taking requests, then make everything queued durable before leaving. */
     rpc_server_destroy(c->server);
     /* filters first: none reports any more, so what waited for them can go */
@@ -290,7 +296,7 @@ void ctld_destroy(struct ctld *c)
             loop_run_once(c->loop, 0);
     }
     fairshare_usage_fini(c); /* its usage goes into the store's last batch */
-    store_close(c->store);
+    int err = store_close(c->store); /* a failing store: once more, then given up */
     job_table_fini(&c->jobs);
     step_cred_fini(c);
     if (c->server && c->conf->ctld_pid_file)
@@ -302,6 +308,7 @@ void ctld_destroy(struct ctld *c)
     conf_free(c->conf);
     free(c->conf_path);
     free(c);
+    return err;
 }
 
 /* Settings that only a restart can change: warn rather than pretend. */

@@ -42,6 +42,7 @@ struct ctld {
     struct rpc_server *server;
     time_t start_time;
     int exit_code;
+    int store_low_space;          /* StateMinFreeMB not met at the last look (store_guard.c) */
     struct loop_timer *housekeeping; /* once a second: reasons, expired jobs */
 
     /* persistent state (ctld/state.c) */
@@ -90,8 +91,9 @@ struct ctld_options {
 int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf, size_t errlen);
 /* Serve until SIGTERM/SIGINT; returns the exit code. */
 int ctld_run(struct ctld *c);
-/* Stop serving, commit what is queued, close the state. */
-void ctld_destroy(struct ctld *c);
+/* Stop serving, commit what is queued, close the state. Not TS_OK when changes could not
+ * be committed and were given up (none of them had been acknowledged). */
+int ctld_destroy(struct ctld *c);
 
 /* Re-read the configuration file (SIGHUP, scontrol reconfigure). Keeps the old one and
  * returns an error when the new one is wrong. */

@@ -16,6 +16,7 @@
 #include "ctld/ctld.h"
 #include "ctld/job.h"
 #include "ctld/rpc.h"
+#include "ctld/store_guard.h"
 
 #include "common/errors.h"
 #include "common/jobstate.h"
@@ -275,6 +276,8 @@ void ctld_handle_job_finish(struct rpc_request *req, const Tessera__Request *msg
 {
     struct ctld *c = arg;
     const Tessera__JobFinishRequest *jf = msg->job_finish;
+    if (ctld_refuse_change(c, req, CTLD_CHANGE_OTHER))
+        return;
     struct job *leader;
     int err = find_allocation(c, jf->job_id, rpc_request_uid(req), &leader);
     const Tessera__JobRecord *r = err ? NULL : leader->rec;

@@ -65,7 +65,8 @@ int job_unit_eligible(struct ctld *c, struct job *leader, time_t now)
 /* ------------------------------------------------------------------------------------ */
 /* messages to node daemons */
 
-/* Best effort: a node that does not answer is dealt with by its time-out. */
+/* Best effort: a node that does not answer is dealt with by its time-out. The signal
+ * leaves after the commit of the change that caused it (node_send). */
 static void signal_node(struct ctld *c, const char *name, uint32_t job_id, int signo,
                         int terminate)
 {
@@ -527,9 +528,11 @@ static void launch_after_commit(void *arg, int err)
         return; /* cancelled (or ended) before its start was even on disk */
     }
     if (err) {
+        /* the store gave up on the start at shutdown: nothing is launched, and the job is
+         * still pending in the state the next start reads */
         free(lc);
-        log_error("job %u: its start could not be stored: %s", job_id, ts_strerror(err));
-        job_requeue_unit(c, j);
+        log_error("job %u: its start could not be stored (%s); not launched", job_id,
+                  ts_strerror(err));
         return;
     }
     if (!j->rec->batch && !j->rec->desc->script) {

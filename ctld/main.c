@@ -70,7 +70,10 @@ int main(int argc, char **argv)
     }
     daemon_report(status_fd, "ok");
     int code = ctld_run(c);
-    ctld_destroy(c);
+    if (ctld_destroy(c) != TS_OK) {
+        log_error("stopped with changes that could not be stored");
+        return 1;
+    }
     log_info("stopped");
     return code;
 }

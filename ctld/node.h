@@ -78,7 +78,9 @@ int node_update(struct ctld *c, const Tessera__NodeUpdateRequest *req, uid_t uid
 /* The line to the node's daemon (made on first use). NULL when out of memory. */
 struct rpc_peer *node_peer(struct ctld *c, struct node *n);
 /* Send req to the node's daemon, best effort: a node that does not answer is dealt with by
- * its time-out; a failure is logged as "<what> not delivered". what must be a literal. */
+ * its time-out; a failure is logged as "<what> not delivered". what must be a literal.
+ * It leaves once the changes queued before it are durable (store_after_commit), as
+ * launches do: a signal never runs ahead of the change that caused it. */
 void node_send(struct ctld *c, const char *name, const Tessera__Request *req, const char *what);
 /* The node stopped answering (a launch or signal could not reach it). */
 void node_set_down(struct ctld *c, struct node *n, const char *reason);

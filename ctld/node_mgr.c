@@ -433,9 +433,14 @@ int node_update(struct ctld *c, const Tessera__NodeUpdateRequest *req, uid_t uid
 /* ------------------------------------------------------------------------------------ */
 /* best-effort messages to node daemons */
 
+/* A message on its way: first to the commit of the changes queued before it (what caused
+ * it: a cancel, a time limit, a node's failure), then to the node. */
 struct send_call {
+    struct ctld *c;
     char node[256];
     const char *what;
+    size_t len;
+    uint8_t packed[]; /* the request */
 };
 
 static void send_answered(void *arg, int err, const Tessera__Response *resp)
@@ -446,15 +451,35 @@ static void send_answered(void *arg, int err, const Tessera__Response *resp)
     free(sc);
 }
 
+static void send_committed(void *arg, int err)
+{
+    struct send_call *sc = arg;
+    struct node *n = err ? NULL : node_find(sc->c, sc->node);
+    struct rpc_peer *peer = n && !n->down ? node_peer(sc->c, n) : NULL;
+    Tessera__Request *req = peer ? tessera__request__unpack(NULL, sc->len, sc->packed) : NULL;
+    if (err)
+        log_warn("node %s: %s not sent: the change it follows was not stored (%s)", sc->node,
+                 sc->what, ts_strerror(err));
+    if (!req || rpc_peer_call(peer, req, send_answered, sc) != TS_OK)
+        free(sc);
+    if (req)
+        tessera__request__free_unpacked(req, NULL);
+}
+
 void node_send(struct ctld *c, const char *name, const Tessera__Request *req, const char *what)
 {
     struct node *n = node_find(c, name);
-    struct rpc_peer *peer = n && !n->down ? node_peer(c, n) : NULL;
-    struct send_call *sc = peer ? calloc(1, sizeof(*sc)) : NULL;
+    if (!n || n->down)
+        return;
+    size_t len = tessera__request__get_packed_size(req);
+    struct send_call *sc = calloc(1, sizeof(*sc) + len);
     if (!sc)
         return;
+    sc->c = c;
     snprintf(sc->node, sizeof(sc->node), "%s", name);
     sc->what = what;
-    if (rpc_peer_call(peer, req, send_answered, sc) != TS_OK)
+    sc->len = len;
+    tessera__request__pack(req, sc->packed);
+    if (store_after_commit(c->store, send_committed, sc) != TS_OK)
         free(sc);
 }

@@ -5,6 +5,7 @@
 #include "ctld/sched.h"
 #include "ctld/rpc.h"
 #include "ctld/filter_submit.h"
+#include "ctld/store_guard.h"
 
 #include "common/conf.h"
 #include "common/errors.h"
@@ -98,6 +99,8 @@ static void submit_committed(void *arg, int err)
 void ctld_handle_submit(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct ctld *c = arg;
+    if (!msg->submit->test_only && ctld_refuse_change(c, req, CTLD_CHANGE_NEW_WORK))
+        return;
     char host[64];
     peer_host(req, host, sizeof(host));
     /* submission filters first, when any apply: they answer later (ctld/filter_submit.c) */
@@ -304,6 +307,8 @@ void ctld_handle_job_action(struct rpc_request *req, const Tessera__Request *msg
     struct ctld *c = arg;
     const Tessera__JobActionRequest *a = msg->job_action;
     uid_t uid = rpc_request_uid(req);
+    if (ctld_refuse_change(c, req, CTLD_CHANGE_OTHER))
+        return;
     struct pending_reply *p = calloc(1, sizeof(*p));
     if (!p) {
         rpc_respond_error(req, TS_ENOMEM, NULL);
@@ -339,6 +344,8 @@ void ctld_handle_job_update(struct rpc_request *req, const Tessera__Request *msg
         rpc_respond_error(req, TS_EINVAL, NULL);
         return;
     }
+    if (ctld_refuse_change(c, req, CTLD_CHANGE_OTHER))
+        return;
     int err = job_update(c, u->job_id, u->changes, rpc_request_uid(req));
     if (err) {
         rpc_respond_error(req, err, NULL);

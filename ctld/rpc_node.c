@@ -6,6 +6,7 @@
 #include "ctld/node.h"
 #include "ctld/rpc.h"
 #include "ctld/sched.h"
+#include "ctld/store_guard.h"
 
 #include "common/conf.h"
 #include "common/errors.h"
@@ -126,6 +127,9 @@ void ctld_handle_job_complete(struct rpc_request *req, const Tessera__Request *m
     struct ctld *c = arg;
     if (!from_node_daemon(c, req))
         return;
+    /* refused while nothing can be stored: the daemon keeps the report and sends it again */
+    if (ctld_refuse_change(c, req, CTLD_CHANGE_OTHER))
+        return;
     job_batch_ended(c, msg->job_complete);
     /* acknowledged once the end is durable: the daemon forgets it then */
     ctld_respond_after_commit(c, req, TESSERA__RESPONSE__MSG_JOB_COMPLETE);
@@ -223,7 +227,7 @@ void ctld_handle_node_query(struct rpc_request *req, const Tessera__Request *msg
 void ctld_handle_node_update(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct ctld *c = arg;
-    if (!from_admin(c, req))
+    if (!from_admin(c, req) || ctld_refuse_change(c, req, CTLD_CHANGE_OTHER))
         return;
     char why[256] = "";
     int err = node_update(c, msg->node_update, rpc_request_uid(req), why, sizeof(why));

@@ -3,6 +3,7 @@
 #include "ctld/job.h"
 #include "ctld/rpc.h"
 #include "ctld/step.h"
+#include "ctld/store_guard.h"
 
 #include "common/conf.h"
 #include "common/errors.h"
@@ -38,6 +39,8 @@ static void create_committed(void *arg, int err)
 void ctld_handle_step_create(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct ctld *c = arg;
+    if (ctld_refuse_change(c, req, CTLD_CHANGE_OTHER))
+        return;
     struct create_reply *cr = calloc(1, sizeof(*cr));
     if (!cr) {
         rpc_respond_error(req, TS_ENOMEM, NULL);
@@ -66,6 +69,9 @@ void ctld_handle_step_complete(struct rpc_request *req, const Tessera__Request *
         rpc_respond_error(req, TS_EPERM, NULL);
         return;
     }
+    /* refused while nothing can be stored: the daemon keeps the report and sends it again */
+    if (ctld_refuse_change(c, req, CTLD_CHANGE_OTHER))
+        return;
     step_node_ended(c, msg->step_complete);
     /* acknowledged once durable: the daemon forgets the report then */
     ctld_respond_after_commit(c, req, TESSERA__RESPONSE__MSG_STEP_COMPLETE);

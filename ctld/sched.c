@@ -6,6 +6,7 @@
 #include "ctld/job.h"
 #include "ctld/node.h"
 #include "ctld/sched_int.h"
+#include "ctld/store_guard.h"
 
 #include "common/conf.h"
 #include "common/errors.h"
@@ -205,6 +206,10 @@ static size_t apply(struct ctld *c, struct cycle *cy, time_t now, int *unplanned
     struct sched_state *s = c->sched;
     int backfill = cy->kind == SCHED_BACKFILL;
     size_t started = 0, dropped = 0;
+    /* Nothing starts while the state cannot be stored: a start must be durable before
+     * its launch leaves. The store's recovery triggers a cycle (ctld/store_guard.c). */
+    if (ctld_change_refusal(c, CTLD_CHANGE_START) != TS_OK)
+        return 0;
     /* running-job limits hold for the starts of this cycle together */
     struct limit_counts *lc = sched_limits_count(c);
     if (backfill)

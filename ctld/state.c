@@ -9,8 +9,10 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/store.h"
+#include "common/store_file.h"
 #include "tessera.pb-c.h"
 
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -96,6 +98,16 @@ int ctld_state_load(struct ctld *c, char *errbuf, size_t errlen)
     void *val = NULL;
     size_t len = 0;
     int err = store_get(c->store, STORE_DB_META, META_KEY, strlen(META_KEY), &val, &len);
+    if (err == TS_ENOENT && store_had_state(c->store)) {
+        /* an environment without our records where one was kept: never a new cluster */
+        snprintf(errbuf, errlen,
+                 "the state in %s is damaged: it holds no schema record, but %s says a state "
+                 "was kept there; restore data.mdb from a backup made with mdb_copy, or "
+                 "remove %s/%s to start a new cluster deliberately",
+                 c->conf->state_save_location, STORE_FILE_MARKER,
+                 c->conf->state_save_location, STORE_FILE_MARKER);
+        return TS_ESTORE_DAMAGED;
+    }
     if (err == TS_ENOENT) {
         log_info("state: new state in %s", c->conf->state_save_location);
         err = put_meta(c);
@@ -112,5 +124,12 @@ int ctld_state_load(struct ctld *c, char *errbuf, size_t errlen)
                  ts_strerror(err));
     if (!err)
         log_info("state: next job id %llu", (unsigned long long)c->next_job_id);
+    /* from now on a missing or empty data.mdb here is damage, not a new cluster (also
+     * for a state kept from before markers existed) */
+    if (!err && !store_had_state(c->store) &&
+        store_file_mark(c->conf->state_save_location) != TS_OK)
+        log_error("state: cannot write %s/%s (%s); a lost data.mdb would pass for a new "
+                  "cluster until it is written at the next start",
+                  c->conf->state_save_location, STORE_FILE_MARKER, strerror(errno));
     return err;
 }

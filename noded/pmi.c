@@ -55,6 +55,8 @@ struct pmi {
     size_t local_tasks;
 
     struct hashmap *kvs; /* key -> value (malloc'd) */
+    size_t kvs_bytes;    /* keys and values in kvs */
+    size_t max_pairs, max_bytes;
     /* Pairs put on this node since the last barrier, in first-put order, with copies of
      * their own so that ops->fence may see them while pmi_fence_done() rewrites the
      * KVS. fresh_index maps a key to its index + 1. */
@@ -98,11 +100,31 @@ static bool kv_valid(const struct pmi_kv *kv)
            wire_safe(kv->key, klen) && wire_safe(kv->value, vlen);
 }
 
+/* What setting key to a value of vlen bytes adds to the KVS: pairs and bytes (negative
+ * when a shorter value replaces a longer one). */
+static void kvs_growth(const struct pmi *p, const char *key, size_t klen, size_t vlen,
+                       size_t *pairs, long long *bytes)
+{
+    const char *old = hashmap_get(p->kvs, key, klen);
+    *pairs = old ? 0 : 1;
+    *bytes = (long long)vlen - (old ? (long long)strlen(old) : -(long long)klen);
+}
+
+/* Whether the KVS stays within its caps with growth added. */
+static bool kvs_fits(const struct pmi *p, size_t pairs, long long bytes)
+{
+    return hashmap_count(p->kvs) + pairs <= p->max_pairs &&
+           (long long)p->kvs_bytes + bytes <= (long long)p->max_bytes;
+}
+
 static int kvs_set(struct pmi *p, const char *key, size_t klen, const char *val, size_t vlen)
 {
     char *old = hashmap_get(p->kvs, key, klen);
     if (old && strlen(old) == vlen && memcmp(old, val, vlen) == 0)
         return TS_OK; /* the common case when remote pairs come back: nothing to copy */
+    size_t pairs;
+    long long bytes;
+    kvs_growth(p, key, klen, vlen, &pairs, &bytes);
     char *copy = strndup(val, vlen);
     if (!copy)
         return TS_ENOMEM;
@@ -111,6 +133,7 @@ static int kvs_set(struct pmi *p, const char *key, size_t klen, const char *val,
         return TS_ENOMEM;
     }
     free(old);
+    p->kvs_bytes = (size_t)((long long)p->kvs_bytes + bytes);
     return TS_OK;
 }
 
@@ -470,6 +493,11 @@ static const char *put_refusal(const struct pmi *p, const struct request *req)
         return "key_too_long";
     if (v->vlen >= PMI_VALLEN_MAX)
         return "value_too_long";
+    size_t pairs;
+    long long bytes;
+    kvs_growth(p, k->val, k->vlen, v->vlen, &pairs, &bytes);
+    if (!kvs_fits(p, pairs, bytes))
+        return "kvs_full";
     return NULL;
 }
 
@@ -477,6 +505,9 @@ static int cmd_put(struct pmi_client *c, const struct request *req)
 {
     struct pmi *p = c->p;
     const char *refusal = put_refusal(p, req);
+    if (refusal && !strcmp(refusal, "kvs_full"))
+        log_verbose("pmi %s: rank %u: put refused, the KVS holds %zu pairs of %zu bytes",
+                    p->kvsname, c->rank, hashmap_count(p->kvs), p->kvs_bytes);
     if (!refusal) {
         const struct token *k = req_find(req, "key"), *v = req_find(req, "value");
         /* fresh first: should the KVS copy fail, the pair still reaches every node */
@@ -778,6 +809,8 @@ int pmi_create(struct loop *loop, const struct pmi_config *cfg, const struct pmi
     p->universe_size = cfg->universe_size ? cfg->universe_size : cfg->size;
     p->appnum = cfg->appnum;
     p->local_tasks = cfg->local_tasks;
+    p->max_pairs = cfg->max_pairs ? cfg->max_pairs : PMI_KVS_MAX_PAIRS;
+    p->max_bytes = cfg->max_bytes ? cfg->max_bytes : PMI_KVS_MAX_BYTES;
     if (!(p->kvsname = strdup(cfg->kvsname)) || !(p->kvs = hashmap_create()) ||
         !(p->fresh_index = hashmap_create()))
         goto error;
@@ -842,19 +875,9 @@ int pmi_add_client(struct pmi *p, int fd, uint32_t rank)
     return TS_OK;
 }
 
-int pmi_fence_done(struct pmi *p, uint32_t seq, const struct pmi_kv *pairs, size_t n)
+/* The current barrier is over: every local task waiting in it gets line. */
+static void barrier_finish(struct pmi *p, const char *line)
 {
-    if (!p || p->destroyed || !p->fencing || seq != p->seq || (n && !pairs))
-        return TS_EINVAL;
-    for (size_t i = 0; i < n; i++)
-        if (!kv_valid(&pairs[i]))
-            return TS_EINVAL;
-    for (size_t i = 0; i < n; i++) {
-        const struct pmi_kv *kv = &pairs[i];
-        if (kvs_set(p, kv->key, strlen(kv->key), kv->value, strlen(kv->value)) != TS_OK)
-            return TS_ENOMEM; /* what was merged stays: merging again is harmless */
-    }
-    log_debug("pmi %s: barrier %u done, %zu pairs in all", p->kvsname, seq, n);
     p->fencing = false;
     p->entered = 0;
     p->seq++;
@@ -864,8 +887,47 @@ int pmi_fence_done(struct pmi *p, uint32_t seq, const struct pmi_kv *pairs, size
         if (!c->in_barrier)
             continue;
         c->in_barrier = false;
-        client_send_now(c, "cmd=barrier_out rc=0\n");
+        client_send_now(c, line);
     }
+}
+
+/* Whether merging pairs keeps the KVS within its caps. A key given twice counts twice:
+ * srun sends each key once, so only a list that is wrong anyway can be refused wrongly. */
+static bool merge_fits(const struct pmi *p, const struct pmi_kv *pairs, size_t n)
+{
+    size_t new_pairs = 0;
+    long long new_bytes = 0;
+    for (size_t i = 0; i < n; i++) {
+        size_t np;
+        long long nb;
+        kvs_growth(p, pairs[i].key, strlen(pairs[i].key), strlen(pairs[i].value), &np, &nb);
+        new_pairs += np;
+        new_bytes += nb > 0 ? nb : 0;
+    }
+    return kvs_fits(p, new_pairs, new_bytes);
+}
+
+int pmi_fence_done(struct pmi *p, uint32_t seq, const struct pmi_kv *pairs, size_t n)
+{
+    if (!p || p->destroyed || !p->fencing || seq != p->seq || (n && !pairs))
+        return TS_EINVAL;
+    for (size_t i = 0; i < n; i++)
+        if (!kv_valid(&pairs[i]))
+            return TS_EINVAL;
+    if (!merge_fits(p, pairs, n)) {
+        log_warn("pmi %s: barrier %u brings %zu pairs, more than the KVS may hold (%zu pairs, "
+                 "%zu bytes); the barrier fails", p->kvsname, seq, n, p->max_pairs,
+                 p->max_bytes);
+        barrier_finish(p, "cmd=barrier_out rc=-1 msg=kvs_full\n");
+        return TS_ETOOBIG;
+    }
+    for (size_t i = 0; i < n; i++) {
+        const struct pmi_kv *kv = &pairs[i];
+        if (kvs_set(p, kv->key, strlen(kv->key), kv->value, strlen(kv->value)) != TS_OK)
+            return TS_ENOMEM; /* what was merged stays: merging again is harmless */
+    }
+    log_debug("pmi %s: barrier %u done, %zu pairs in all", p->kvsname, seq, n);
+    barrier_finish(p, "cmd=barrier_out rc=0\n");
     return TS_OK;
 }
 

@@ -40,6 +40,15 @@ struct pmi;
 #define PMI_VALLEN_MAX 1024
 /* The longest request line (newline excluded); a longer one closes that client. */
 #define PMI_LINE_MAX 8192
+/* What one step's KVS may hold on a node, every pair counted (preset ones, local puts
+ * and those merged from other nodes at barriers): a put beyond is refused with
+ * "rc=-1 msg=kvs_full", a barrier whose pairs would not fit ends with
+ * "barrier_out rc=-1 msg=kvs_full" for its tasks. The bytes are those of keys and values;
+ * the whole KVS travels to srun and back in one message at every barrier, so it stays
+ * well below a frame (common/frame.h). The step daemon, which runs as root, holds the
+ * KVS and a copy of the pairs put here since the last barrier: two caps' worth at most. */
+#define PMI_KVS_MAX_PAIRS 131072u
+#define PMI_KVS_MAX_BYTES (8u << 20)
 
 struct pmi_kv {
     const char *key;
@@ -57,6 +66,7 @@ struct pmi_config {
      * nodes of four tasks each in block order; the caller computes it. Copied. */
     const struct pmi_kv *preset;
     size_t npreset;
+    size_t max_pairs, max_bytes; /* the KVS's caps; 0: PMI_KVS_MAX_PAIRS, _BYTES */
 };
 
 struct pmi_ops {
@@ -85,7 +95,9 @@ int pmi_add_client(struct pmi *p, int fd, uint32_t rank);
  * merged into the KVS (a key already there takes the new value), then every local task
  * still connected gets barrier_out. TS_OK; TS_EINVAL when seq is not the barrier
  * reported by ops->fence and still open, or a pair is not one the protocol can carry
- * (nothing is changed then); TS_ENOMEM (the barrier stays open: call again). */
+ * (nothing is changed then); TS_ETOOBIG when the pairs would take the KVS beyond its
+ * caps (nothing is merged, and the barrier ends with barrier_out rc=-1 for its tasks);
+ * TS_ENOMEM (the barrier stays open: call again). */
 int pmi_fence_done(struct pmi *p, uint32_t seq, const struct pmi_kv *pairs, size_t n);
 
 /* Closes every client fd. NULL ok. */

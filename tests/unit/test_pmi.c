@@ -124,12 +124,15 @@ static int teardown(void **state)
     return 0;
 }
 
-/* A module for ntasks local tasks (ranks FIRST_RANK...), each on a socketpair. */
-static void start(struct fx *fx, int ntasks, const struct pmi_kv *preset, size_t npreset)
+/* A module for ntasks local tasks (ranks FIRST_RANK...), each on a socketpair, with KVS
+ * caps (0: the defaults). */
+static void start_capped(struct fx *fx, int ntasks, const struct pmi_kv *preset,
+                         size_t npreset, size_t max_pairs, size_t max_bytes)
 {
     struct pmi_config cfg = {.size = STEP_SIZE, .universe_size = STEP_SIZE, .kvsname = KVS,
                              .local_tasks = (size_t)ntasks, .preset = preset,
-                             .npreset = npreset};
+                             .npreset = npreset, .max_pairs = max_pairs,
+                             .max_bytes = max_bytes};
     assert_int_equal(pmi_create(fx->loop, &cfg, &ops, fx, &fx->pmi), TS_OK);
     for (int i = 0; i < ntasks; i++) {
         int sv[2];
@@ -137,6 +140,11 @@ static void start(struct fx *fx, int ntasks, const struct pmi_kv *preset, size_t
         assert_int_equal(pmi_add_client(fx->pmi, sv[0], FIRST_RANK + (uint32_t)i), TS_OK);
         fx->fd[i] = sv[1];
     }
+}
+
+static void start(struct fx *fx, int ntasks, const struct pmi_kv *preset, size_t npreset)
+{
+    start_capped(fx, ntasks, preset, npreset, 0, 0);
 }
 
 static void run_for(struct fx *fx, uint64_t ms)
@@ -315,6 +323,76 @@ static void test_put_refusals(void **state)
     expect_line(fx, 0, "cmd=get_result rc=-1 msg=kvsname_mismatch");
     send_text(fx, 0, "cmd=finalize\n");
     expect_line(fx, 0, "cmd=finalize_ack rc=0");
+}
+
+/* A task that puts without end is refused at the KVS's caps (pairs, then bytes), keeps
+ * its connection, and may still replace what it put within them. */
+static void test_kvs_caps_refuse_puts(void **state)
+{
+    struct fx *fx = *state;
+    const struct pmi_kv preset[] = {{"PMI_process_mapping", "(vector,(0,1,1))"}}; /* 35 B */
+    start_capped(fx, 1, preset, 1, 4, 64);
+    send_text(fx, 0, "cmd=put kvsname=" KVS " key=a value=1234567890\n"); /* 11 bytes */
+    expect_line(fx, 0, "cmd=put_result rc=0");
+    send_text(fx, 0, "cmd=put kvsname=" KVS " key=b value=1\n");
+    expect_line(fx, 0, "cmd=put_result rc=0");
+    send_text(fx, 0, "cmd=put kvsname=" KVS " key=c value=1\n"); /* 4 pairs, 50 bytes */
+    expect_line(fx, 0, "cmd=put_result rc=0");
+    send_text(fx, 0, "cmd=put kvsname=" KVS " key=d value=1\n");
+    expect_line(fx, 0, "cmd=put_result rc=-1 msg=kvs_full");
+    /* an existing key may take a value that still fits, not one that does not */
+    send_text(fx, 0, "cmd=put kvsname=" KVS " key=a value=123456789012345678901234\n");
+    expect_line(fx, 0, "cmd=put_result rc=0"); /* 64 bytes exactly */
+    send_text(fx, 0, "cmd=put kvsname=" KVS " key=b value=12\n");
+    expect_line(fx, 0, "cmd=put_result rc=-1 msg=kvs_full");
+    send_text(fx, 0, "cmd=put kvsname=" KVS " key=a value=x\n");
+    expect_line(fx, 0, "cmd=put_result rc=0");
+    send_text(fx, 0, "cmd=get kvsname=" KVS " key=a\n");
+    expect_line(fx, 0, "cmd=get_result rc=0 value=x");
+    send_text(fx, 0, "cmd=get kvsname=" KVS " key=d\n");
+    expect_line(fx, 0, "cmd=get_result rc=-1 msg=key_d_not_found");
+
+    /* bytes: with pairs to spare, a long value is refused */
+    pmi_destroy(fx->pmi);
+    close(fx->fd[0]);
+    fx->fd[0] = -1;
+    fx->rlen[0] = 0;
+    start_capped(fx, 1, NULL, 0, 100, 64);
+    char line[256], value[80];
+    memset(value, 'v', 62);
+    value[62] = '\0';
+    snprintf(line, sizeof(line), "cmd=put kvsname=" KVS " key=k value=%s\n", value);
+    send_text(fx, 0, line);
+    expect_line(fx, 0, "cmd=put_result rc=0"); /* 63 bytes */
+    send_text(fx, 0, "cmd=put kvsname=" KVS " key=l value=1\n");
+    expect_line(fx, 0, "cmd=put_result rc=-1 msg=kvs_full");
+    send_text(fx, 0, "cmd=finalize\n");
+    expect_line(fx, 0, "cmd=finalize_ack rc=0");
+}
+
+/* Pairs from the other nodes that would take the KVS beyond its caps are not merged: the
+ * barrier ends with an error for its tasks, and the next one works. */
+static void test_barrier_beyond_caps_fails(void **state)
+{
+    struct fx *fx = *state;
+    start_capped(fx, 1, NULL, 0, 3, 1000);
+    send_text(fx, 0, "cmd=put kvsname=" KVS " key=k4 value=v4\n");
+    expect_line(fx, 0, "cmd=put_result rc=0");
+    send_text(fx, 0, "cmd=barrier_in\n");
+    run_until(fx, &fx->fences, 1);
+    const struct pmi_kv many[] = {{"k4", "v4"}, {"k0", "a"}, {"k1", "b"}, {"k2", "c"}};
+    assert_int_equal(pmi_fence_done(fx->pmi, 0, many, 4), TS_ETOOBIG);
+    expect_line(fx, 0, "cmd=barrier_out rc=-1 msg=kvs_full");
+    send_text(fx, 0, "cmd=get kvsname=" KVS " key=k0\n");
+    expect_line(fx, 0, "cmd=get_result rc=-1 msg=key_k0_not_found");
+
+    send_text(fx, 0, "cmd=barrier_in\n");
+    run_until(fx, &fx->fences, 2);
+    assert_int_equal(fx->fence_seq, 1);
+    assert_int_equal(pmi_fence_done(fx->pmi, 1, many, 3), TS_OK);
+    expect_line(fx, 0, "cmd=barrier_out rc=0");
+    send_text(fx, 0, "cmd=get kvsname=" KVS " key=k1\n");
+    expect_line(fx, 0, "cmd=get_result rc=0 value=b");
 }
 
 static void test_get_missing_key(void **state)
@@ -719,6 +797,8 @@ int main(void)
         cmocka_unit_test_setup_teardown(test_init_refuses_other_versions, setup, teardown),
         cmocka_unit_test_setup_teardown(test_put_then_get_local, setup, teardown),
         cmocka_unit_test_setup_teardown(test_put_refusals, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_kvs_caps_refuse_puts, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_barrier_beyond_caps_fails, setup, teardown),
         cmocka_unit_test_setup_teardown(test_get_missing_key, setup, teardown),
         cmocka_unit_test_setup_teardown(test_preset_process_mapping, setup, teardown),
         cmocka_unit_test_setup_teardown(test_barrier_waits_for_every_local_task, setup,

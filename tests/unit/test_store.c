@@ -11,10 +11,13 @@
 #include "common/store.h"
 
 #include <dirent.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
@@ -329,13 +332,28 @@ static void log_order(void *arg, int err)
     e->log->seq[e->log->n++] = e->tag;
 }
 
+static void order_entries(struct order_log *log, struct order_entry *e, int n)
+{
+    for (int i = 0; i < n; i++)
+        e[i] = (struct order_entry){log, i};
+}
+
+/* Callbacks 0..n-1 ran, in that order, each with err. */
+static void expect_in_order(const struct order_log *log, int n, int err)
+{
+    assert_int_equal(log->n, n);
+    for (int i = 0; i < n; i++) {
+        assert_int_equal(log->seq[i], i);
+        assert_int_equal(log->errs[i], err);
+    }
+}
+
 static void test_after_commit_order(void **state)
 {
     struct fixture *f = *state;
     struct order_log log = {0};
     struct order_entry e[6];
-    for (int i = 0; i < 6; i++)
-        e[i] = (struct order_entry){&log, i};
+    order_entries(&log, e, 6);
 
     put_str(f, STORE_DB_JOBS, "a", "1");
     assert_int_equal(store_after_commit(f->st, log_order, &e[0]), TS_OK);
@@ -353,11 +371,7 @@ static void test_after_commit_order(void **state)
     struct commit_wait w = {0};
     assert_int_equal(store_after_commit(f->st, on_commit, &w), TS_OK);
     run_until(f->loop, &w.done);
-    assert_int_equal(log.n, 5);
-    for (int i = 0; i < 5; i++) {
-        assert_int_equal(log.seq[i], i);
-        assert_int_equal(log.errs[i], TS_OK);
-    }
+    expect_in_order(&log, 5, TS_OK);
     struct store_stats stats;
     store_get_stats(f->st, &stats);
     assert_int_equal(stats.batches, 2);
@@ -527,50 +541,153 @@ static void test_open_missing_dir(void **state)
     assert_null(st);
 }
 
+/* What the store said about its health, through store_on_health. */
+struct health_log {
+    int errs[16];
+    int n;
+};
+
+static void on_health(void *arg, int err)
+{
+    struct health_log *h = arg;
+    if (h->n < 16)
+        h->errs[h->n++] = err;
+}
+
+/* Run the loop until the store has failed at least `failures` commit attempts. */
+static void run_until_failures(struct fixture *f, uint64_t failures)
+{
+    uint64_t end = now_ms() + DEADLINE_MS * 2;
+    struct store_stats stats;
+    for (store_get_stats(f->st, &stats); stats.failures < failures;
+         store_get_stats(f->st, &stats)) {
+        assert_true(now_ms() < end);
+        assert_int_equal(loop_run_once(f->loop, 50), TS_OK);
+    }
+}
+
+/* A batch that cannot commit (a map too small for it) is neither dropped nor answered:
+ * it is retried, what comes later waits behind it, and only store_sync gives up on them
+ * all, telling every callback. */
 static void test_map_full(void **state)
 {
     struct fixture *f = *state;
     assert_int_equal(store_open(f->loop, f->dir, 64u << 10, &f->st), TS_OK);
+    struct health_log health = {0};
+    store_on_health(f->st, on_health, &health);
     put_str(f, STORE_DB_JOBS, "before", "ok");
     assert_int_equal(commit(f), TS_OK);
+    assert_false(store_failing(f->st));
 
-    /* A batch too big for the map fails as a whole. */
     size_t big_len = 256u << 10;
     char *big = malloc(big_len);
     assert_non_null(big);
     memset(big, 'b', big_len);
     struct order_log log = {0};
-    struct order_entry e0 = {&log, 0}, e1 = {&log, 1};
+    struct order_entry e[4];
+    order_entries(&log, e, 4);
     put_str(f, STORE_DB_JOBS, "small", "in the failing batch");
-    assert_int_equal(store_after_commit(f->st, log_order, &e0), TS_OK);
+    assert_int_equal(store_after_commit(f->st, log_order, &e[0]), TS_OK);
     assert_int_equal(store_put(f->st, STORE_DB_JOBS, "big", 3, big, big_len), TS_OK);
-    assert_int_equal(store_after_commit(f->st, log_order, &e1), TS_OK);
-    assert_int_equal(commit(f), TS_ESTORE_FULL);
+    assert_int_equal(store_after_commit(f->st, log_order, &e[1]), TS_OK);
     free(big);
-    assert_int_equal(log.n, 2);
-    assert_int_equal(log.errs[0], TS_ESTORE_FULL);
-    assert_int_equal(log.errs[1], TS_ESTORE_FULL);
+    store_flush(f->st);
+    /* a later batch, queued behind the failing one */
+    put_str(f, STORE_DB_JOBS, "later", "behind it");
+    assert_int_equal(store_after_commit(f->st, log_order, &e[2]), TS_OK);
+    assert_int_equal(store_after_commit(f->st, log_order, &e[3]), TS_OK);
+
+    run_until_failures(f, 3); /* the first attempt and two retries */
+    assert_true(store_failing(f->st));
+    assert_int_equal(log.n, 0); /* nothing answered while nothing is durable */
+    assert_int_equal(health.n, 1);
+    assert_int_equal(health.errs[0], TS_ESTORE_FULL);
+    assert_value(f, STORE_DB_JOBS, "small", NULL);
+    assert_value(f, STORE_DB_JOBS, "later", NULL);
+
+    /* store_sync tries once more, then gives up on both batches, callbacks in order */
+    assert_int_equal(store_sync(f->st), TS_ESTORE_FULL);
+    expect_in_order(&log, 4, TS_ESTORE_FULL);
     assert_value(f, STORE_DB_JOBS, "small", NULL);
     assert_value(f, STORE_DB_JOBS, "big", NULL);
+    assert_value(f, STORE_DB_JOBS, "later", NULL);
     assert_value(f, STORE_DB_JOBS, "before", "ok");
-
     struct store_stats stats;
     store_get_stats(f->st, &stats);
-    assert_int_equal(stats.failures, 1);
+    assert_true(stats.failures >= 4);
+    assert_int_equal(stats.given_up, 2);
     assert_int_equal(stats.batches, 1);
 
-    /* The store keeps working for batches that fit. */
+    /* what fits commits again afterwards, and the store says it recovered */
     put_str(f, STORE_DB_JOBS, "after", "ok");
     assert_int_equal(commit(f), TS_OK);
     assert_value(f, STORE_DB_JOBS, "after", "ok");
+    assert_false(store_failing(f->st));
+    assert_int_equal(health.n, 2);
+    assert_int_equal(health.errs[1], TS_OK);
+}
 
-    /* store_sync reports the failure too. */
-    big = calloc(1, big_len);
+/* A disk that fills up (here: the file size limit of the process, which makes LMDB's
+ * writes past it fail as they would on a full file system): the batch is retried with a
+ * back-off until the space is back, then commits with everything behind it, in order. */
+static void test_failed_commit_retried_until_it_works(void **state)
+{
+    struct fixture *f = *state;
+    struct health_log health = {0};
+    store_on_health(f->st, on_health, &health);
+    put_str(f, STORE_DB_META, "schema", "1");
+    assert_int_equal(commit(f), TS_OK);
+
+    char data[600];
+    snprintf(data, sizeof(data), "%s/data.mdb", f->dir);
+    struct stat stt;
+    assert_int_equal(stat(data, &stt), 0);
+    struct rlimit old, full;
+    assert_int_equal(getrlimit(RLIMIT_FSIZE, &old), 0);
+    full = old;
+    full.rlim_cur = (rlim_t)stt.st_size; /* no byte more: the file cannot grow */
+    void (*prev)(int) = signal(SIGXFSZ, SIG_IGN);
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &full), 0);
+
+    size_t big_len = 1u << 20;
+    char *big = calloc(1, big_len);
     assert_non_null(big);
+    struct order_log log = {0};
+    struct order_entry e[3];
+    order_entries(&log, e, 3);
     assert_int_equal(store_put(f->st, STORE_DB_JOBS, "big", 3, big, big_len), TS_OK);
+    assert_int_equal(store_after_commit(f->st, log_order, &e[0]), TS_OK);
     free(big);
-    assert_int_equal(store_sync(f->st), TS_ESTORE_FULL);
-    assert_value(f, STORE_DB_JOBS, "big", NULL);
+    store_flush(f->st);
+    put_str(f, STORE_DB_JOBS, "second", "2");
+    assert_int_equal(store_after_commit(f->st, log_order, &e[1]), TS_OK);
+
+    run_until_failures(f, 3);
+    struct store_stats stats;
+    store_get_stats(f->st, &stats);
+    assert_true(store_failing(f->st));
+    assert_int_equal(log.n, 0);
+    assert_int_equal(health.n, 1); /* told once, however many retries failed */
+    assert_int_not_equal(health.errs[0], TS_OK);
+    assert_int_equal(stats.batches, 1);
+    /* a third change queued while failing waits too */
+    put_str(f, STORE_DB_JOBS, "third", "3");
+    assert_int_equal(store_after_commit(f->st, log_order, &e[2]), TS_OK);
+
+    assert_int_equal(setrlimit(RLIMIT_FSIZE, &old), 0); /* space is back */
+    signal(SIGXFSZ, prev);
+    struct commit_wait w = {0};
+    assert_int_equal(store_after_commit(f->st, on_commit, &w), TS_OK);
+    run_until(f->loop, &w.done);
+    assert_int_equal(w.err, TS_OK);
+    expect_in_order(&log, 3, TS_OK);
+    assert_false(store_failing(f->st));
+    assert_int_equal(health.n, 2);
+    assert_int_equal(health.errs[1], TS_OK);
+    assert_value(f, STORE_DB_JOBS, "second", "2");
+    assert_value(f, STORE_DB_JOBS, "third", "3");
+    store_get_stats(f->st, &stats);
+    assert_int_equal(stats.given_up, 0);
 }
 
 #define CRASH_RECORDS 200
@@ -681,6 +798,8 @@ int main(int argc, char **argv)
         cmocka_unit_test_setup_teardown(test_close_reopen, setup, teardown),
         cmocka_unit_test_setup_teardown(test_open_missing_dir, setup_dir, teardown),
         cmocka_unit_test_setup_teardown(test_map_full, setup_dir, teardown),
+        cmocka_unit_test_setup_teardown(test_failed_commit_retried_until_it_works, setup,
+                                        teardown),
         cmocka_unit_test_setup_teardown(test_crash_durability, setup_dir, teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
