@@ -133,9 +133,44 @@ void ctld_handle_job_complete(struct rpc_request *req, const Tessera__Request *m
 
 /* ------------------------------------------------------------------------------------ */
 
-static int node_wanted(const Tessera__NodeQueryRequest *q, struct hostlist *hl, const char *name)
+/* The names asked for, as host lists matched against each node (never expanded). */
+struct wanted {
+    struct hostpattern **lists;
+    size_t n;
+};
+
+static int wanted_parse(const Tessera__NodeQueryRequest *q, struct wanted *w)
 {
-    return q->n_names == 0 || hostlist_find(hl, name) >= 0;
+    size_t total = 0;
+    w->n = 0;
+    if (!(w->lists = calloc(q->n_names + 1, sizeof(*w->lists))))
+        return TS_ENOMEM;
+    for (size_t i = 0; i < q->n_names; i++) {
+        total += strnlen(q->names[i], NODE_LIST_MAX_LEN + 1);
+        if (total > NODE_LIST_MAX_LEN)
+            return TS_EINVALID_NODE_NAME;
+        int err = hostpattern_parse(q->names[i], &w->lists[w->n]);
+        if (err)
+            return err == TS_ENOMEM ? err : TS_EINVALID_NODE_NAME;
+        w->n++;
+    }
+    return TS_OK;
+}
+
+static void wanted_free(struct wanted *w)
+{
+    for (size_t i = 0; i < w->n; i++)
+        hostpattern_destroy(w->lists[i]);
+    free(w->lists);
+}
+
+static int node_wanted(const Tessera__NodeQueryRequest *q, const struct wanted *w,
+                       const char *name)
+{
+    for (size_t i = 0; i < w->n; i++)
+        if (hostpattern_contains(w->lists[i], name))
+            return 1;
+    return q->n_names == 0;
 }
 
 static void fill_info(struct ctld *c, struct node *n, Tessera__NodeInfo *ni, char *state,
@@ -177,29 +212,29 @@ void ctld_handle_node_query(struct rpc_request *req, const Tessera__Request *msg
 {
     struct ctld *c = arg;
     const Tessera__NodeQueryRequest *q = msg->node_query;
-    struct hostlist *hl = hostlist_create();
-    for (size_t i = 0; hl && i < q->n_names; i++)
-        if (hostlist_push_expr(hl, q->names[i]) != TS_OK) {
-            hostlist_destroy(hl);
-            rpc_respond_error(req, TS_EINVALID_NODE_NAME, NULL);
-            return;
-        }
+    struct wanted w;
+    int err = wanted_parse(q, &w);
+    if (err) {
+        wanted_free(&w);
+        rpc_respond_error(req, err, NULL);
+        return;
+    }
     size_t count = c->nodes.count, np = c->conf->npartitions + 1;
     Tessera__NodeInfo *infos = calloc(count + 1, sizeof(*infos));
     Tessera__NodeInfo **ptrs = calloc(count + 1, sizeof(*ptrs));
     char (*states)[64] = calloc(count + 1, sizeof(*states));
     char **parts = calloc((count + 1) * np, sizeof(*parts));
     size_t n = 0;
-    for (size_t i = 0; hl && infos && ptrs && states && parts && i < count; i++) {
+    for (size_t i = 0; infos && ptrs && states && parts && i < count; i++) {
         struct node *nd = &c->nodes.nodes[i];
-        if (!node_wanted(q, hl, nd->name))
+        if (!node_wanted(q, &w, nd->name))
             continue;
         size_t nparts;
         fill_info(c, nd, &infos[n], states[n], sizeof(states[n]), &parts[n * np], &nparts);
         ptrs[n] = &infos[n];
         n++;
     }
-    if (!hl || !infos || !ptrs || !states || !parts) {
+    if (!infos || !ptrs || !states || !parts) {
         rpc_respond_error(req, TS_ENOMEM, NULL);
     } else if (q->n_names && n == 0) {
         rpc_respond_error(req, TS_EINVALID_NODE_NAME, NULL);
@@ -213,7 +248,7 @@ void ctld_handle_node_query(struct rpc_request *req, const Tessera__Request *msg
         resp.node_query = &nq;
         rpc_respond(req, &resp);
     }
-    hostlist_destroy(hl);
+    wanted_free(&w);
     free(infos);
     free(ptrs);
     free(states);
