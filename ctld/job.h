@@ -110,6 +110,23 @@ int job_submit(struct ctld *c, const Tessera__SubmitRequest *req, uid_t uid, gid
 /* scontrol update: the present fields of changes, on the components text means. */
 int job_update(struct ctld *c, const char *text, const Tessera__JobDesc *changes, uid_t uid);
 
+/* --- limits (ctld/job_limits.c) ------------------------------------------------------ */
+
+/* The text fields of a description against their maxima (one table): TS_OK, or the
+ * field's error with a line naming it in why. Submissions and updates. */
+int job_limits_check_fields(const Tessera__JobDesc *d, char *why, size_t len);
+/* The fields, and the script, environment and arguments against MaxScriptSize,
+ * MaxEnvSize, MaxEnvCount and the argument bounds: TS_ESCRIPT_TOOBIG, TS_EENV_TOOBIG... */
+int job_limits_check_payload(const struct ctld *c, const Tessera__JobDesc *d, char *why,
+                             size_t len);
+/* Room for ncomponents more jobs: TS_EMAX_JOB_COUNT (MaxJobCount: every job record in
+ * memory, finished ones until MinJobAge included, one per component) or
+ * TS_EACCOUNTING_POLICY (MaxSubmitJobs: the user's pending and running components). */
+int job_limits_check_counts(const struct ctld *c, size_t ncomponents, uid_t uid);
+/* Everything above for a whole submission (counts not for test_only), before filters. */
+int job_limits_check_submission(const struct ctld *c, const Tessera__SubmitRequest *req,
+                                uid_t uid, char *why, size_t len);
+
 /* --- life (ctld/job_ops.c) ---------------------------------------------------------- */
 
 /* One action on the components an id means (SPEC 1.3). Returns a ts_err. */
@@ -136,7 +153,10 @@ int job_is_admin(const struct ctld *c, uid_t uid);
  * scheduler (holds, begin time, dependencies, partition state). */
 void job_update_reason(struct ctld *c, struct job *j, time_t now);
 /* Dependencies (ctld/job_depend.c): TS_OK when spec is well formed and names existing
- * jobs (checked at submission and update), else TS_EDEPENDENCY. */
+ * jobs (checked at submission and update), else TS_EDEPENDENCY. The text may be this long;
+ * its items, once duplicates are dropped, this many. */
+#define JOB_DEP_MAX_TEXT (256 * 1024)
+#define JOB_DEP_MAX_ITEMS 1000
 int job_dependency_check(const struct ctld *c, const char *spec);
 enum { JOB_DEP_OK, JOB_DEP_WAIT, JOB_DEP_NEVER };
 /* Whether j's unit may start as far as its dependency goes. */

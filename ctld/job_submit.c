@@ -308,15 +308,14 @@ int job_submit(struct ctld *c, const Tessera__SubmitRequest *req, uid_t uid, gid
                const char *host, uint32_t *leader_id, char *errbuf, size_t errlen)
 {
     size_t n = req->n_components;
-    errbuf[0] = '\0';
-    if (n == 0 || n > JOB_MAX_COMPONENTS) {
-        snprintf(errbuf, errlen, "a job has 1 to %d components", JOB_MAX_COMPONENTS);
-        return TS_EINVAL;
-    }
+    /* again: filters may have rewritten the job, and jobs came while they ran */
+    int err = job_limits_check_submission(c, req, uid, errbuf, errlen);
+    if (err)
+        return err;
     struct job_sizing *sizes = calloc(n, sizeof(*sizes));
     if (!sizes)
         return TS_ENOMEM;
-    int admin = job_is_admin(c, uid), err = TS_OK;
+    int admin = job_is_admin(c, uid);
     for (size_t i = 0; i < n && !err; i++) {
         err = job_check_component(c, req->components[i], i, admin, &sizes[i]);
         if (err && n > 1)

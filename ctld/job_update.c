@@ -117,6 +117,7 @@ int job_update(struct ctld *c, const char *text, const Tessera__JobDesc *changes
     struct job *targets[128];
     Tessera__JobDesc *merged[128] = {0};
     struct job_sizing sizes[128];
+    char why[256];
     int whole = 0;
     int n = job_resolve(&c->jobs, text, JOB_SCOPE_DISPLAY, 0, targets,
                         sizeof(targets) / sizeof(targets[0]), &whole);
@@ -129,6 +130,8 @@ int job_update(struct ctld *c, const char *text, const Tessera__JobDesc *changes
             err = TS_ENOMEM;
         if (!err)
             err = merge_desc(merged[i], changes);
+        if (!err)
+            err = job_limits_check_fields(merged[i], why, sizeof(why));
         if (!err && changes->licenses && targets[i]->rec->het_job_offset > 0)
             err = TS_EINVALID_LICENSES;
         if (!err)

@@ -100,9 +100,16 @@ void ctld_handle_submit(struct rpc_request *req, const Tessera__Request *msg, vo
     struct ctld *c = arg;
     char host[64];
     peer_host(req, host, sizeof(host));
+    /* sizes and counts before anything else sees it: filters get bounded jobs */
+    char why[512];
+    int err = job_limits_check_submission(c, msg->submit, rpc_request_uid(req), why,
+                                          sizeof(why));
+    if (err) {
+        rpc_respond_error(req, err, why[0] ? why : NULL);
+        return;
+    }
     /* submission filters first, when any apply: they answer later (ctld/filter_submit.c) */
-    size_t n = msg->submit->n_components;
-    if (!msg->submit->test_only && n > 0 && n <= JOB_MAX_COMPONENTS &&
+    if (!msg->submit->test_only &&
         filter_submit_start(c, req, msg->submit, rpc_request_uid(req), rpc_request_gid(req),
                             host))
         return;
