@@ -183,7 +183,7 @@ static int check_privileges(const Tessera__JobDesc *d, int admin)
 }
 
 int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset, int admin,
-                        struct job_sizing *s)
+                        struct job_sizing *s, char *why, size_t len)
 {
     const struct conf *conf = c->conf;
     int err;
@@ -200,7 +200,7 @@ int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset
     if (d->constraint && (features_check(d->constraint) ||
                           features_foreach_name(d->constraint, feature_known, (void *)conf)))
         return TS_EINVALID_FEATURE;
-    if (offset == 0 && (err = job_dependency_check(c, d->dependency)))
+    if (offset == 0 && (err = job_dependency_check(c, d->dependency, why, len)))
         return err;
     if ((err = check_time(s->part, d, s)))
         return err;
@@ -288,6 +288,8 @@ static int create_jobs(struct ctld *c, const Tessera__SubmitRequest *req,
             leader = j;
     }
     int err = job_link_het(&c->jobs, leader);
+    if (!err)
+        err = job_dependency_attach(c, leader);
     c->next_job_id += n;
     for (size_t i = 0; i < n && !err; i++) {
         struct job *j = job_component(leader, i);
@@ -317,9 +319,12 @@ int job_submit(struct ctld *c, const Tessera__SubmitRequest *req, uid_t uid, gid
         return TS_ENOMEM;
     int admin = job_is_admin(c, uid);
     for (size_t i = 0; i < n && !err; i++) {
-        err = job_check_component(c, req->components[i], i, admin, &sizes[i]);
+        char why[256] = "";
+        err = job_check_component(c, req->components[i], i, admin, &sizes[i], why, sizeof(why));
         if (err && n > 1)
-            snprintf(errbuf, errlen, "component %zu: %s", i, ts_strerror(err));
+            snprintf(errbuf, errlen, "component %zu: %s", i, why[0] ? why : ts_strerror(err));
+        else if (err)
+            snprintf(errbuf, errlen, "%s", why);
     }
     if (!err && !req->test_only)
         err = create_jobs(c, req, sizes, uid, gid, host, leader_id);

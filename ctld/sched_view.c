@@ -406,7 +406,7 @@ int sched_cycle_build_one(struct ctld *c, struct cycle *cy, Tessera__JobDesc *co
         struct job_sizing s;
         Tessera__JobRecord r = TESSERA__JOB_RECORD__INIT;
         r.desc = descs[i];
-        err = job_check_component(c, descs[i], i, 1, &s);
+        err = job_check_component(c, descs[i], i, 1, &s, NULL, 0);
         if (!err) {
             job_apply_sizing(&r, &s);
             err = fill_request(c, cy, i, &r, s.part);

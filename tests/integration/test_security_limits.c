@@ -422,12 +422,120 @@ static void test_script_and_environment_limits(void **state)
     reconfigure("");
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* dependencies */
+
+/* squeue -h -o FORMAT -j ID, as root. */
+static char *squeue_job(unsigned id, const char *format)
+{
+    char ids[32];
+    snprintf(ids, sizeof(ids), "%u", id);
+    struct result r = RUN("squeue", "-h", "-t", "all", "-o", format, "-j", ids);
+    if (r.rc != 0)
+        fail_msg("squeue -j %u: %s", id, r.err);
+    free(r.err);
+    return r.out;
+}
+
+/* Wait until job id's reason is (want) or is not (!want) "Dependency". */
+static void wait_dependency(unsigned id, int want)
+{
+    char *reason = NULL;
+    for (int i = 0; i < 200; i++) {
+        free(reason);
+        reason = squeue_job(id, "%r");
+        if ((strcmp(reason, "Dependency\n") == 0) == want)
+            break;
+        usleep(50000);
+    }
+    if ((strcmp(reason, "Dependency\n") == 0) != want)
+        fail_msg("job %u: reason %s; expected %sDependency", id, reason, want ? "" : "not ");
+    free(reason);
+}
+
+/* "singleton,singleton,..." n times. */
+static char *singletons(size_t n)
+{
+    char *s = malloc(n * 10 + 1);
+    assert_non_null(s);
+    for (size_t i = 0; i < n; i++)
+        memcpy(s + 10 * i, "singleton,", 10);
+    s[n * 10 - 1] = '\0';
+    return s;
+}
+
+/* Twenty jobs with 12,000 singleton items each: each is one item once parsed. The first
+ * of the name runs first, the others wait their turn, also across a restart. */
+static void test_singleton_flood(void **state)
+{
+    (void)state;
+    empty_queue();
+    char *many = singletons(12000);
+    unsigned ids[20];
+    const char *first[] = {"-H", "-J", "flood", NULL};
+    ids[0] = sbatch_as(NOBODY, first, NULL);
+    assert_true(ids[0] > 0);
+    for (int i = 1; i < 20; i++) {
+        const char *args[] = {"-J", "flood", "-d", many, NULL};
+        ids[i] = sbatch_as(NOBODY, args, NULL);
+        assert_int_equal(ids[i], ids[0] + (unsigned)i);
+    }
+    free(many);
+    for (int i = 1; i < 20; i++)
+        wait_dependency(ids[i], 1);
+    char id[32];
+    snprintf(id, sizeof(id), "%u", ids[0]);
+    expect(RUN_AS(NOBODY, "scancel", id), 0, "", "");
+    wait_dependency(ids[1], 0);
+    wait_dependency(ids[2], 1);
+
+    /* the parsed form is rebuilt from the stored text at start-up */
+    assert_int_equal(harness_ctld_stop(&cluster, SIGTERM), 0);
+    assert_int_equal(harness_ctld_start(&cluster), 0);
+    wait_dependency(ids[2], 1);
+    snprintf(id, sizeof(id), "%u", ids[1]);
+    expect(RUN_AS(NOBODY, "scancel", id), 0, "", "");
+    wait_dependency(ids[2], 0);
+    wait_dependency(ids[3], 1);
+    char *dep = squeue_job(ids[3], "%E");
+    assert_int_equal(strncmp(dep, "singleton,singleton,", 20), 0); /* the text stays */
+    free(dep);
+    empty_queue();
+}
+
+/* Distinct items are capped: 1000 pass, 1001 are refused with a text that says why. */
+static void test_dependency_items_capped(void **state)
+{
+    (void)state;
+    empty_queue();
+    const char *hold[] = {"-H", NULL};
+    unsigned target = sbatch_as(NOBODY, hold, NULL);
+    assert_true(target > 0);
+    char *spec = malloc(1001 * 24);
+    assert_non_null(spec);
+    size_t len = 0;
+    for (int i = 0; i < 1001; i++) /* after:T+0 ... after:T+1000: one target, distinct */
+        len += (size_t)sprintf(spec + len, "%safter:%u+%d", i ? "," : "", target, i);
+    char *err = NULL;
+    const char *args[] = {"-H", "-d", spec, NULL};
+    assert_int_equal(sbatch_as(NOBODY, args, &err), 0);
+    assert_string_equal(err, "sbatch: error: Batch job submission failed: Job dependency "
+                             "problem (1001 distinct items; at most 1000)\n");
+    free(err);
+    *strrchr(spec, ',') = '\0';
+    assert_int_equal(sbatch_as(NOBODY, args, NULL), target + 1);
+    free(spec);
+    empty_queue();
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_max_job_count),
         cmocka_unit_test(test_max_submit_jobs),
         cmocka_unit_test(test_script_and_environment_limits),
+        cmocka_unit_test(test_singleton_flood),
+        cmocka_unit_test(test_dependency_items_capped),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
