@@ -220,28 +220,34 @@ void ctld_handle_node_query(struct rpc_request *req, const Tessera__Request *msg
         return;
     }
     size_t count = c->nodes.count, np = c->conf->npartitions + 1;
-    Tessera__NodeInfo *infos = calloc(count + 1, sizeof(*infos));
-    Tessera__NodeInfo **ptrs = calloc(count + 1, sizeof(*ptrs));
-    char (*states)[64] = calloc(count + 1, sizeof(*states));
-    char **parts = calloc((count + 1) * np, sizeof(*parts));
-    size_t n = 0;
-    for (size_t i = 0; infos && ptrs && states && parts && i < count; i++) {
+    struct ctld_page page = ctld_page_start(q->max_nodes);
+    size_t room = count < page.max_items ? count : page.max_items; /* of one page */
+    Tessera__NodeInfo *infos = calloc(room + 1, sizeof(*infos));
+    Tessera__NodeInfo **ptrs = calloc(room + 1, sizeof(*ptrs));
+    char (*states)[64] = calloc(room + 1, sizeof(*states));
+    char **parts = calloc((room + 1) * np, sizeof(*parts));
+    size_t n = 0, i = q->start_index;
+    for (; infos && ptrs && states && parts && i < count; i++) {
         struct node *nd = &c->nodes.nodes[i];
         if (!node_wanted(q, &w, nd->name))
             continue;
         size_t nparts;
         fill_info(c, nd, &infos[n], states[n], sizeof(states[n]), &parts[n * np], &nparts);
+        if (!ctld_page_take(&page, tessera__node_info__get_packed_size(&infos[n])))
+            break;
         ptrs[n] = &infos[n];
         n++;
     }
     if (!infos || !ptrs || !states || !parts) {
         rpc_respond_error(req, TS_ENOMEM, NULL);
-    } else if (q->n_names && n == 0) {
+    } else if (q->n_names && n == 0 && q->start_index == 0) {
         rpc_respond_error(req, TS_EINVALID_NODE_NAME, NULL);
     } else {
         Tessera__NodeQueryResponse nq = TESSERA__NODE_QUERY_RESPONSE__INIT;
         nq.nodes = ptrs;
         nq.n_nodes = n;
+        nq.more = i < count;
+        nq.next_index = (uint32_t)i;
         nq.now = (int64_t)time(NULL);
         Tessera__Response resp = TESSERA__RESPONSE__INIT;
         resp.msg_case = TESSERA__RESPONSE__MSG_NODE_QUERY;

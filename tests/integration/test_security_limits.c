@@ -528,9 +528,171 @@ static void test_dependency_items_capped(void **state)
     empty_queue();
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* answers in pages */
+
+/* Held jobs with 3 MiB scripts (the limit allows them): together far over a frame. The
+ * commands of another user, and of nobody, still get every job, page by page. */
+static void test_big_scripts_do_not_block_queries(void **state)
+{
+    (void)state;
+    empty_queue();
+    size_t size = 3u << 20;
+    char *script = filled(size, '#');
+    memcpy(script, "#!/bin/sh\n", 10);
+    script[size - 1] = '\n';
+    char path[400];
+    snprintf(path, sizeof(path), "%s/three-mib.sh", cluster.dir);
+    assert_int_equal(harness_write_file(path, script, 0644), 0);
+    free(script);
+    unsigned first = 0;
+    for (int i = 0; i < 6; i++) {
+        struct result r = RUN_AS(NOBODY, "sbatch", "-H", "--parsable", path);
+        if (r.rc != 0)
+            fail_msg("sbatch: %s", r.err);
+        unsigned id = (unsigned)strtoul(r.out, NULL, 10);
+        result_free(&r);
+        if (i == 0)
+            first = id;
+        assert_int_equal(id, first + (unsigned)i);
+    }
+    char want[256] = "";
+    for (int i = 0; i < 6; i++)
+        snprintf(want + strlen(want), sizeof(want) - strlen(want), "%u\n", first + (unsigned)i);
+    expect(RUN("squeue", "-h", "-o", "%i"), 0, want, "");
+    expect(RUN_AS(NOBODY, "squeue", "-h", "-o", "%i"), 0, want, "");
+    struct result r = RUN("scontrol", "show", "job");
+    assert_int_equal(r.rc, 0);
+    size_t shown = 0;
+    for (const char *p = r.out; (p = strstr(p, "JobId=")); p++)
+        shown++;
+    assert_int_equal(shown, 6);
+    result_free(&r);
+    empty_queue();
+}
+
+static Tessera__Response *job_page(uint32_t after, uint32_t max)
+{
+    Tessera__JobQueryRequest q = TESSERA__JOB_QUERY_REQUEST__INIT;
+    q.after_job_id = after;
+    q.max_jobs = max;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_JOB_QUERY;
+    req.job_query = &q;
+    return call_as(NOBODY, &req);
+}
+
+/* The protocol itself: a cursor and a maximum in the request, "more" in the answer. */
+static void test_query_pages(void **state)
+{
+    (void)state;
+    empty_queue();
+    const char *hold[] = {"-H", NULL};
+    unsigned first = sbatch_as(NOBODY, hold, NULL);
+    for (unsigned i = 1; i < 5; i++)
+        assert_int_equal(sbatch_as(NOBODY, hold, NULL), first + i);
+    uint32_t after = 0, seen = 0;
+    for (int page = 0; page < 3; page++) {
+        Tessera__Response *resp = job_page(after, 2);
+        assert_null(resp->error);
+        const Tessera__JobQueryResponse *jq = resp->job_query;
+        assert_int_equal(jq->n_jobs, page < 2 ? 2 : 1);
+        assert_int_equal(jq->more, page < 2);
+        for (size_t i = 0; i < jq->n_jobs; i++)
+            assert_int_equal(jq->jobs[i]->job_id, first + seen++);
+        after = jq->jobs[jq->n_jobs - 1]->job_id;
+        tessera__response__free_unpacked(resp, NULL);
+    }
+    assert_int_equal(seen, 5);
+
+    /* nodes: two configured, one a page */
+    Tessera__NodeQueryRequest nq = TESSERA__NODE_QUERY_REQUEST__INIT;
+    nq.max_nodes = 1;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_NODE_QUERY;
+    req.node_query = &nq;
+    Tessera__Response *resp = call_as(NOBODY, &req);
+    assert_null(resp->error);
+    assert_int_equal(resp->node_query->n_nodes, 1);
+    assert_string_equal(resp->node_query->nodes[0]->name, "n1");
+    assert_true(resp->node_query->more);
+    nq.start_index = resp->node_query->next_index;
+    tessera__response__free_unpacked(resp, NULL);
+    resp = call_as(NOBODY, &req);
+    assert_null(resp->error);
+    assert_int_equal(resp->node_query->n_nodes, 1);
+    assert_string_equal(resp->node_query->nodes[0]->name, "n2");
+    assert_false(resp->node_query->more);
+    tessera__response__free_unpacked(resp, NULL);
+    empty_queue();
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* host lists */
+
+/* The controller's peak resident memory (VmHWM), in kB. */
+static long ctld_peak_kb(void)
+{
+    char path[64];
+    snprintf(path, sizeof(path), "/proc/%d/status", (int)cluster.ctld);
+    char *status = harness_read_file(path);
+    assert_non_null(status);
+    const char *line = strstr(status, "VmHWM:");
+    assert_non_null(line);
+    long kb = strtol(line + 6, NULL, 10);
+    free(status);
+    return kb;
+}
+
+static Tessera__Response *node_query_as_nobody(const char *names)
+{
+    char *list[] = {(char *)names};
+    Tessera__NodeQueryRequest q = TESSERA__NODE_QUERY_REQUEST__INIT;
+    q.names = list;
+    q.n_names = 1;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_NODE_QUERY;
+    req.node_query = &q;
+    return call_as(NOBODY, &req);
+}
+
+/* 'a'*240+'[1-1000000]' means a million names of 247 characters: a controller that
+ * expanded it would peak 250 MB higher. Matched against the nodes, it costs its text. The
+ * same list as -w from a raw submission is refused as naming unknown nodes. */
+static void test_huge_host_lists(void **state)
+{
+    (void)state;
+    char expr[300];
+    memset(expr, 'a', 240);
+    strcpy(expr + 240, "[1-1000000]");
+    long before = ctld_peak_kb();
+    expect_refusal(node_query_as_nobody(expr), TS_EINVALID_NODE_NAME, NULL);
+    Tessera__Response *resp = node_query_as_nobody("n[1-1000000]");
+    assert_null(resp->error);
+    assert_int_equal(resp->node_query->n_nodes, 2);
+    tessera__response__free_unpacked(resp, NULL);
+    Tessera__JobDesc d = TESSERA__JOB_DESC__INIT;
+    d.nodelist = expr;
+    expect_refusal(submit_raw(&d), TS_EINVALID_NODE_NAME, NULL);
+    d.nodelist = NULL;
+    d.exclude = expr;
+    expect_refusal(submit_raw(&d), TS_EINVALID_NODE_NAME, NULL);
+    long after = ctld_peak_kb();
+    if (after - before > 50 * 1024)
+        fail_msg("the controller's peak memory grew from %ld kB to %ld kB", before, after);
+    /* lists longer than a user may send are refused before they are parsed */
+    char *long_list = filled(64 * 1024 + 1, 'n');
+    expect_refusal(node_query_as_nobody(long_list), TS_EINVALID_NODE_NAME, NULL);
+    free(long_list);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
+        /* first: the controller's peak memory is still its own */
+        cmocka_unit_test(test_huge_host_lists),
+        cmocka_unit_test(test_big_scripts_do_not_block_queries),
+        cmocka_unit_test(test_query_pages),
         cmocka_unit_test(test_max_job_count),
         cmocka_unit_test(test_max_submit_jobs),
         cmocka_unit_test(test_script_and_environment_limits),
