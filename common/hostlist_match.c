@@ -60,7 +60,7 @@ struct hostpattern {
     struct hashmap *literals; /* name -> struct literal */
     struct hashmap *singles;  /* "prefix[suffix" -> struct single */
     struct multi *multis;
-    size_t nmultis;
+    size_t nmultis, capmultis;
 };
 
 /* ---- groups --------------------------------------------------------------------------- */
@@ -233,7 +233,16 @@ static int add_multi(struct hostpattern *p, const char *s, const char *end, size
 {
     if (p->nmultis == HOSTLIST_MAX_MULTI_ITEMS)
         return TS_ETOOBIG;
+    if (p->nmultis == p->capmultis) {
+        size_t cap = p->capmultis ? p->capmultis * 2 : 4;
+        struct multi *grown = realloc(p->multis, cap * sizeof(*grown));
+        if (!grown)
+            return TS_ENOMEM;
+        p->multis = grown;
+        p->capmultis = cap;
+    }
     struct multi *m = &p->multis[p->nmultis++];
+    memset(m, 0, sizeof(*m));
     m->lits = calloc(ngroups + 1, sizeof(*m->lits));
     m->lit_lens = calloc(ngroups + 1, sizeof(*m->lit_lens));
     m->groups = calloc(ngroups, sizeof(*m->groups));
@@ -265,8 +274,7 @@ int hostpattern_parse(const char *expr, struct hostpattern **out)
     if (rc != TS_OK)
         return rc;
     struct hostpattern *p = calloc(1, sizeof(*p));
-    if (!p || !(p->literals = hashmap_create()) || !(p->singles = hashmap_create()) ||
-        !(p->multis = calloc(HOSTLIST_MAX_MULTI_ITEMS, sizeof(*p->multis)))) {
+    if (!p || !(p->literals = hashmap_create()) || !(p->singles = hashmap_create())) {
         hostpattern_destroy(p);
         return TS_ENOMEM;
     }

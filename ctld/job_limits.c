@@ -56,6 +56,9 @@ static const struct field_max {
 /* A batch script's arguments: at most this many, this many bytes together. */
 #define ARGV_MAX_COUNT 4096u
 #define ARGV_MAX_BYTES (1u << 20)
+/* A whole submission, every component: so that answers carrying all of its records (an
+ * allocation's grant) stay inside a 16 MiB frame. */
+#define SUBMISSION_MAX_BYTES (15u << 20)
 
 __attribute__((format(printf, 4, 5))) static int refuse(int code, char *why, size_t len,
                                                        const char *fmt, ...)
@@ -147,5 +150,8 @@ int job_limits_check_submission(const struct ctld *c, const Tessera__SubmitReque
         if (err)
             return err;
     }
+    if (tessera__submit_request__get_packed_size(req) > SUBMISSION_MAX_BYTES)
+        return refuse(TS_ETOOBIG, why, len, "the job's description is larger than %u bytes",
+                      SUBMISSION_MAX_BYTES);
     return req->test_only ? TS_OK : job_limits_check_counts(c, n, uid);
 }

@@ -133,44 +133,26 @@ void ctld_handle_job_complete(struct rpc_request *req, const Tessera__Request *m
 
 /* ------------------------------------------------------------------------------------ */
 
-/* The names asked for, as host lists matched against each node (never expanded). */
-struct wanted {
-    struct hostpattern **lists;
-    size_t n;
-};
-
-static int wanted_parse(const Tessera__NodeQueryRequest *q, struct wanted *w)
+/* The names asked for: the request's host lists as one, matched against each node (never
+ * expanded); NULL when the request names none. */
+static int wanted_parse(const Tessera__NodeQueryRequest *q, struct hostpattern **out)
 {
+    *out = NULL;
     size_t total = 0;
-    w->n = 0;
-    if (!(w->lists = calloc(q->n_names + 1, sizeof(*w->lists))))
+    for (size_t i = 0; i < q->n_names && total <= NODE_LIST_MAX_LEN; i++)
+        total += strnlen(q->names[i], NODE_LIST_MAX_LEN + 1) + 1;
+    if (q->n_names == 0)
+        return TS_OK;
+    if (total > NODE_LIST_MAX_LEN)
+        return TS_EINVALID_NODE_NAME;
+    char *joined = malloc(total), *at = joined;
+    if (!joined)
         return TS_ENOMEM;
-    for (size_t i = 0; i < q->n_names; i++) {
-        total += strnlen(q->names[i], NODE_LIST_MAX_LEN + 1);
-        if (total > NODE_LIST_MAX_LEN)
-            return TS_EINVALID_NODE_NAME;
-        int err = hostpattern_parse(q->names[i], &w->lists[w->n]);
-        if (err)
-            return err == TS_ENOMEM ? err : TS_EINVALID_NODE_NAME;
-        w->n++;
-    }
-    return TS_OK;
-}
-
-static void wanted_free(struct wanted *w)
-{
-    for (size_t i = 0; i < w->n; i++)
-        hostpattern_destroy(w->lists[i]);
-    free(w->lists);
-}
-
-static int node_wanted(const Tessera__NodeQueryRequest *q, const struct wanted *w,
-                       const char *name)
-{
-    for (size_t i = 0; i < w->n; i++)
-        if (hostpattern_contains(w->lists[i], name))
-            return 1;
-    return q->n_names == 0;
+    for (size_t i = 0; i < q->n_names; i++)
+        at += sprintf(at, "%s%s", i ? "," : "", q->names[i]);
+    int err = hostpattern_parse(joined, out);
+    free(joined);
+    return err == TS_ENOMEM ? err : err ? TS_EINVALID_NODE_NAME : TS_OK;
 }
 
 static void fill_info(struct ctld *c, struct node *n, Tessera__NodeInfo *ni, char *state,
@@ -212,10 +194,9 @@ void ctld_handle_node_query(struct rpc_request *req, const Tessera__Request *msg
 {
     struct ctld *c = arg;
     const Tessera__NodeQueryRequest *q = msg->node_query;
-    struct wanted w;
-    int err = wanted_parse(q, &w);
+    struct hostpattern *wanted = NULL;
+    int err = wanted_parse(q, &wanted);
     if (err) {
-        wanted_free(&w);
         rpc_respond_error(req, err, NULL);
         return;
     }
@@ -229,7 +210,7 @@ void ctld_handle_node_query(struct rpc_request *req, const Tessera__Request *msg
     size_t n = 0, i = q->start_index;
     for (; infos && ptrs && states && parts && i < count; i++) {
         struct node *nd = &c->nodes.nodes[i];
-        if (!node_wanted(q, &w, nd->name))
+        if (wanted && !hostpattern_contains(wanted, nd->name))
             continue;
         size_t nparts;
         fill_info(c, nd, &infos[n], states[n], sizeof(states[n]), &parts[n * np], &nparts);
@@ -254,7 +235,7 @@ void ctld_handle_node_query(struct rpc_request *req, const Tessera__Request *msg
         resp.node_query = &nq;
         rpc_respond(req, &resp);
     }
-    wanted_free(&w);
+    hostpattern_destroy(wanted);
     free(infos);
     free(ptrs);
     free(states);
