@@ -175,7 +175,7 @@ static int group_has(const struct group *g, const char *s, size_t len)
 static size_t digit_run(const char *s)
 {
     size_t n = 0;
-    while (hl_is_digit(s[n]) && n < HOSTLIST_MAX_WIDTH)
+    while (n < HOSTLIST_MAX_WIDTH && hl_is_digit(s[n]))
         n++;
     return n;
 }

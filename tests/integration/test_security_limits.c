@@ -279,6 +279,9 @@ static void test_max_job_count(void **state)
     expect_refusal(submit_raw(&d), TS_EMAX_JOB_COUNT,
                    "Slurm temporarily unable to accept job, sleeping and retrying");
     assert_int_equal(jobs_held(), 3);
+    /* an allocation does not retry: Slurm's final words at once */
+    expect(RUN_AS(NOBODY, "salloc", "true"), 1, "",
+           "salloc: error: Job submit/allocate failed: Resource temporarily unavailable\n");
 
     char log[400];
     snprintf(log, sizeof(log), "%s/sbatch-retry.log", cluster.dir);
