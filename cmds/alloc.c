@@ -50,7 +50,10 @@ int alloc_submit(struct alloc *a, const struct jobopt *opt)
     }
     int rc = 0;
     if (resp->error) {
-        cmd_error(a->ctl->prog, "Job submit/allocate failed: %s", resp->error->text);
+        /* MaxJobCount's text speaks of sbatch's retries; an allocation does not retry */
+        cmd_error(a->ctl->prog, "Job submit/allocate failed: %s",
+                  resp->error->code == TS_EMAX_JOB_COUNT ? ts_strerror(TS_EAGAIN)
+                                                        : resp->error->text);
         rc = 1;
     } else if (resp->msg_case != TESSERA__RESPONSE__MSG_SUBMIT) {
         cmd_error(a->ctl->prog, "Job submit/allocate failed: unexpected response");

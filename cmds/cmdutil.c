@@ -81,6 +81,102 @@ int ctl_call(struct ctl *ctl, const Tessera__Request *req, Tessera__Response **r
     return err;
 }
 
+/* ---- answers in pages (docs/protocol.md, "Pages") ------------------------------------ */
+
+/* The records of a page of a job, step or node answer, and where they are counted. */
+static void ***page_items(Tessera__Response *r, size_t **n)
+{
+    switch (r->msg_case) {
+    case TESSERA__RESPONSE__MSG_JOB_QUERY:
+        *n = &r->job_query->n_jobs;
+        return (void ***)&r->job_query->jobs;
+    case TESSERA__RESPONSE__MSG_STEP_QUERY:
+        *n = &r->step_query->n_steps;
+        return (void ***)&r->step_query->steps;
+    case TESSERA__RESPONSE__MSG_NODE_QUERY:
+        *n = &r->node_query->n_nodes;
+        return (void ***)&r->node_query->nodes;
+    default:
+        return NULL;
+    }
+}
+
+/* Move the cursor of req past page; 0 when page was the last. */
+static int next_page(Tessera__Request *req, const Tessera__Response *page)
+{
+    switch (page->msg_case) {
+    case TESSERA__RESPONSE__MSG_JOB_QUERY: {
+        const Tessera__JobQueryResponse *r = page->job_query;
+        if (!r->more || r->n_jobs == 0)
+            return 0;
+        req->job_query->after_job_id = r->jobs[r->n_jobs - 1]->job_id;
+        return 1;
+    }
+    case TESSERA__RESPONSE__MSG_STEP_QUERY: {
+        const Tessera__StepQueryResponse *r = page->step_query;
+        if (!r->more || r->n_steps == 0)
+            return 0;
+        req->step_query->after_job_id = r->steps[r->n_steps - 1]->job_id;
+        req->step_query->after_step_id = r->steps[r->n_steps - 1]->step_id;
+        return 1;
+    }
+    case TESSERA__RESPONSE__MSG_NODE_QUERY: {
+        const Tessera__NodeQueryResponse *r = page->node_query;
+        if (!r->more || r->next_index <= req->node_query->start_index)
+            return 0;
+        req->node_query->start_index = r->next_index;
+        return 1;
+    }
+    default:
+        return 0;
+    }
+}
+
+/* The records of page join those of whole (which then owns them); page is freed. */
+static int adopt(Tessera__Response *whole, Tessera__Response *page)
+{
+    size_t *nw = NULL, *np = NULL;
+    void ***w = page_items(whole, &nw), ***pi = page_items(page, &np);
+    if (!w || !pi || page->msg_case != whole->msg_case)
+        return TS_EPROTO;
+    void **grown = realloc(*w, (*nw + *np + 1) * sizeof(*grown));
+    if (!grown)
+        return TS_ENOMEM;
+    if (*np)
+        memcpy(grown + *nw, *pi, *np * sizeof(*grown));
+    *w = grown;
+    *nw += *np;
+    *np = 0; /* the records belong to whole now */
+    tessera__response__free_unpacked(page, NULL);
+    return TS_OK;
+}
+
+int ctl_call_pages(struct ctl *ctl, Tessera__Request *req, Tessera__Response **resp)
+{
+    Tessera__Response *whole = NULL;
+    int err = ctl_call(ctl, req, &whole);
+    int more = !err && !whole->error && next_page(req, whole);
+    while (!err && more) {
+        Tessera__Response *page = NULL;
+        if ((err = ctl_call(ctl, req, &page)) != TS_OK)
+            break;
+        if (page->error) { /* the refusal is the answer */
+            tessera__response__free_unpacked(whole, NULL);
+            whole = page;
+            break;
+        }
+        more = next_page(req, page);
+        if ((err = adopt(whole, page)) != TS_OK)
+            tessera__response__free_unpacked(page, NULL);
+    }
+    if (err && whole) {
+        tessera__response__free_unpacked(whole, NULL);
+        whole = NULL;
+    }
+    *resp = whole;
+    return err;
+}
+
 const char *ctl_error_text(const struct ctl *ctl)
 {
     return ctl->cli ? rpc_client_error_text(ctl->cli) : "";

@@ -28,6 +28,10 @@ int ctl_connect(struct ctl *ctl);
 /* One request, one response; connects first when needed. Errors of the transport come
  * back as codes (TS_OK means *resp is set, possibly holding an Error). */
 int ctl_call(struct ctl *ctl, const Tessera__Request *req, Tessera__Response **resp);
+/* The same for a job, step or node query, whose answers come in pages: req's cursor is
+ * moved page by page until the last, and *resp holds the records of every page (or the
+ * error response that stopped the walk). */
+int ctl_call_pages(struct ctl *ctl, Tessera__Request *req, Tessera__Response **resp);
 /* The detail of the last transport failure. */
 const char *ctl_error_text(const struct ctl *ctl);
 /* Drop the connection (after a failure left it unusable); the next call reconnects. */

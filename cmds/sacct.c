@@ -365,10 +365,17 @@ static int fetch(struct ctl *ctl, Tessera__AcctQueryRequest *q, struct answer *a
         int more;
         if (!resp || keep_page(a, resp))
             return -1;
-        more = resp->acct_query->more && resp->acct_query->n_jobs > 0;
+        const Tessera__AcctQueryResponse *r = resp->acct_query;
+        int resumed = q->resume_job_id != 0; /* the page began with a cut job's steps */
+        more = r->more && (r->n_jobs > 0 || r->resume_job_id || resumed);
         if (!more)
-            return 0;
-        q->after_job_id = a->jobs[a->njobs - 1]->job_id;
+            return 0; /* nothing moved: asking the same again would not help */
+        if (r->resume_job_id) /* it cut the steps of its last job: the rest of them first */
+            q->after_job_id = r->resume_job_id;
+        else if (r->n_jobs)
+            q->after_job_id = a->jobs[a->njobs - 1]->job_id;
+        q->resume_job_id = r->resume_job_id;
+        q->resume_from_step = r->resume_from_step;
     }
 }
 

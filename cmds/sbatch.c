@@ -121,6 +121,30 @@ static void failure(const struct jobopt *opt, const char *why)
         cmd_error(PROG, "Batch job submission failed: %s", why);
 }
 
+/* The controller holds as many jobs as it may (MaxJobCount): wait and ask again, as Slurm's
+ * sbatch does, 1 s, then 2 s, ... 15 times, saying so once. */
+#define SUBMIT_RETRIES 15
+
+static int call_retrying(struct ctl *ctl, const Tessera__Request *req, Tessera__Response **resp,
+                         int *gave_up)
+{
+    *gave_up = 0;
+    for (unsigned retries = 0;; retries++) {
+        int err = ctl_call(ctl, req, resp);
+        if (err || !(*resp)->error || (*resp)->error->code != TS_EMAX_JOB_COUNT)
+            return err;
+        if (retries == SUBMIT_RETRIES) {
+            *gave_up = 1;
+            return TS_OK;
+        }
+        if (retries == 0)
+            cmd_error(PROG, "%s.", (*resp)->error->text);
+        tessera__response__free_unpacked(*resp, NULL);
+        *resp = NULL;
+        sleep(retries + 1);
+    }
+}
+
 static int submit(struct ctl *ctl, const struct jobopt *opt)
 {
     Tessera__SubmitRequest sub = TESSERA__SUBMIT_REQUEST__INIT;
@@ -131,7 +155,8 @@ static int submit(struct ctl *ctl, const struct jobopt *opt)
     req.msg_case = TESSERA__REQUEST__MSG_SUBMIT;
     req.submit = &sub;
     Tessera__Response *resp = NULL;
-    int err = ctl_call(ctl, &req, &resp);
+    int gave_up;
+    int err = call_retrying(ctl, &req, &resp, &gave_up);
     if (err) {
         failure(opt, err == TS_ECONNECT ? "Unable to contact slurm controller (connect failure)"
                      : ctl_error_text(ctl)[0] ? ctl_error_text(ctl)
@@ -140,7 +165,8 @@ static int submit(struct ctl *ctl, const struct jobopt *opt)
     }
     int rc = 0;
     if (resp->error) {
-        failure(opt, resp->error->text);
+        /* after the retries, what Slurm says: its errno's text */
+        failure(opt, gave_up ? ts_strerror(TS_EAGAIN) : resp->error->text);
         rc = 1;
     } else if (resp->msg_case != TESSERA__RESPONSE__MSG_SUBMIT) {
         failure(opt, "unexpected response");

@@ -44,12 +44,12 @@ static int need_conf(struct scontrol *s)
     return 0;
 }
 
-/* Send req; on a transport failure print Slurm's wording and return NULL. */
-static Tessera__Response *call(struct scontrol *s, const Tessera__Request *req,
-                               const char *what)
+/* Send req (all pages of a query); on a transport failure print Slurm's wording and
+ * return NULL. */
+static Tessera__Response *call(struct scontrol *s, Tessera__Request *req, const char *what)
 {
     Tessera__Response *resp = NULL;
-    int err = ctl_call(&s->ctl, req, &resp);
+    int err = ctl_call_pages(&s->ctl, req, &resp);
     if (err == TS_ECONNECT) {
         fprintf(stderr, "%s error: Unable to contact slurm controller (connect failure)\n", what);
         return NULL;
@@ -416,7 +416,7 @@ static int show_nodes(struct scontrol *s, const char *names)
     req.msg_case = TESSERA__REQUEST__MSG_NODE_QUERY;
     req.node_query = &q;
     Tessera__Response *resp = NULL;
-    int err = ctl_call(&s->ctl, &req, &resp);
+    int err = ctl_call_pages(&s->ctl, &req, &resp);
     if (!err && resp->error && resp->error->code == TS_EINVALID_NODE_NAME) {
         printf("Node %s not found\n", names);
         tessera__response__free_unpacked(resp, NULL);

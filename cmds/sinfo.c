@@ -199,7 +199,7 @@ static void print_settings(const struct options *o, const char *format)
 static Tessera__Response *call(struct ctl *ctl, Tessera__Request *req, const char *what)
 {
     Tessera__Response *resp = NULL;
-    int err = ctl_call(ctl, req, &resp);
+    int err = ctl_call_pages(ctl, req, &resp);
 
     if (err) {
         fprintf(stderr, "%s: %s\n", what,

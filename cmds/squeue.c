@@ -186,7 +186,7 @@ static Tessera__Response *query(struct ctl *ctl, const struct options *o)
     req.msg_case = TESSERA__REQUEST__MSG_JOB_QUERY;
     req.job_query = &q;
     Tessera__Response *resp = NULL;
-    int err = ctl_call(ctl, &req, &resp);
+    int err = ctl_call_pages(ctl, &req, &resp);
     if (err) {
         fprintf(stderr, "slurm_load_jobs error: %s\n",
                 err == TS_ECONNECT ? "Unable to contact slurm controller (connect failure)"
@@ -234,7 +234,7 @@ static int show_steps(struct ctl *ctl, const struct options *o)
     req.msg_case = TESSERA__REQUEST__MSG_STEP_QUERY;
     req.step_query = &q;
     Tessera__Response *resp = NULL;
-    int err = ctl_call(ctl, &req, &resp);
+    int err = ctl_call_pages(ctl, &req, &resp);
     cmd_list_free(&ids);
     if (err || resp->error) {
         fprintf(stderr, "slurm_load_job_steps error: %s\n",

@@ -18,6 +18,10 @@
 #define CONF_ENV "TESSERA_CONF"
 #define CONF_UNLIMITED INT64_C(-1) /* time limits: no limit */
 #define CONF_MAX_NODES (1u << 18)  /* more nodes than this is a configuration error */
+/* The largest MaxScriptSize and MaxEnvSize: with the other fields of a job (bounded in
+ * ctld/job_limits.c) one job's record stays well inside a 16 MiB frame. */
+#define CONF_MAX_SCRIPT_SIZE (8u << 20)
+#define CONF_MAX_ENV_SIZE (4u << 20)
 
 enum conf_part_state { CONF_PART_UP, CONF_PART_DOWN, CONF_PART_DRAIN, CONF_PART_INACTIVE };
 enum conf_node_state { CONF_NODE_UNKNOWN, CONF_NODE_DOWN, CONF_NODE_DRAIN, CONF_NODE_FUTURE };
@@ -97,6 +101,15 @@ struct conf {
     uint32_t max_running;    /* MaxRunning=: running jobs (components) at most; 0: no limit */
     uint32_t max_user_running;  /* MaxUserRunning=: per user */
     uint32_t max_group_running; /* MaxGroupRunning=: per group */
+    /* What one user may put in the controller (docs/configuration.md, "Limits") */
+    uint32_t max_job_count;  /* MaxJobCount=: job records in memory at most (finished ones
+                              * until MinJobAge too; each component one) */
+    uint32_t max_submit_jobs; /* MaxSubmitJobs=: a user's pending and running components
+                               * at most; 0: no limit */
+    uint32_t max_script_size; /* MaxScriptSize=: bytes of a batch script */
+    uint32_t max_env_size;   /* MaxEnvSize=: bytes of a job's environment (each "K=V" and
+                              * its NUL) */
+    uint32_t max_env_count;  /* MaxEnvCount=: variables of a job's environment */
     /* ResourcesMax= (what one job may ask at most) and ResourcesAvailable= (what running
      * jobs may hold together; where a resource is not given there, ResourcesMax's value
      * is the cap): PBS's server attributes, "cpus=N,mem=SIZE,nodes=N[,walltime=T]" */

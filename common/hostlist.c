@@ -6,10 +6,16 @@
  * names into capacity reserved up front.
  *
  * A number inside a host name (for sorting and compression) is the last run of digits;
- * runs with more than HL_MAX_DIGITS significant digits are not treated as numbers, which
- * keeps every value and every "value + 1" far from uint64_t overflow.
+ * runs longer than HOSTLIST_MAX_WIDTH digits are not treated as numbers, which keeps every
+ * value and every "value + 1" far from uint64_t overflow. The same bound refuses wider
+ * numbers in ranges, so that whatever compression writes, expansion reads back.
+ *
+ * The parser itself is bounded before it looks at the text: HOSTLIST_MAX_EXPR characters,
+ * HOSTLIST_MAX_RANGES ranges. common/hostlist_match.c answers "is this name in the list"
+ * without expanding it.
  */
 #include "common/hostlist.h"
+#include "common/hostlist_impl.h"
 
 #include "common/errors.h"
 
@@ -18,8 +24,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-
-#define HL_MAX_DIGITS 18 /* significant digits of a number: < 10^18 */
 
 /* Names live in chunks rather than one malloc each: a million-host expansion is then a
  * few hundred allocations. Chunks start small (most lists are short) and double up to
@@ -50,28 +54,20 @@ struct mark {
     size_t used;
 };
 
-/* One "lo[-hi]" of a bracket group. width > 0 pads every number to that many digits. */
-struct range {
-    uint64_t lo;
-    uint64_t hi;
-    int width;
-};
-
 /* ---- small helpers ------------------------------------------------------------------ */
 
-static int is_digit(char c)
+int hl_is_digit(char c)
 {
     return c >= '0' && c <= '9';
 }
 
-/* Characters that may appear in a host name: printable, not blank, not range syntax. */
-static int is_name_char(char c)
+int hl_is_name_char(char c)
 {
     unsigned char u = (unsigned char)c;
     return u > ' ' && u != 0x7f && c != ',' && c != '[' && c != ']';
 }
 
-static size_t count_digits(uint64_t v)
+size_t hl_count_digits(uint64_t v)
 {
     size_t n = 1;
     while (v >= 10) {
@@ -81,28 +77,20 @@ static size_t count_digits(uint64_t v)
     return n;
 }
 
-/* Length of v printed with the range's padding. */
-static size_t formatted_len(uint64_t v, int width)
+size_t hl_formatted_len(uint64_t v, int width)
 {
-    size_t d = count_digits(v);
+    size_t d = hl_count_digits(v);
     return d > (size_t)width ? d : (size_t)width;
 }
 
-/* Parse len digits at s. Fails (0) on an empty run, a non-digit or too many significant
- * digits. *width is the padding the run asks for: its length if it has leading zeros. */
-static int parse_number(const char *s, size_t len, uint64_t *val, int *width)
+int hl_parse_number(const char *s, size_t len, uint64_t *val, int *width)
 {
     uint64_t v = 0;
-    size_t sig = 0;
 
-    if (len == 0 || len > HOSTLIST_MAX_NAME)
+    if (len == 0 || len > HOSTLIST_MAX_WIDTH)
         return 0;
     for (size_t i = 0; i < len; i++) {
-        if (!is_digit(s[i]))
-            return 0;
-        if (sig > 0 || s[i] != '0')
-            sig++;
-        if (sig > HL_MAX_DIGITS)
+        if (!hl_is_digit(s[i]))
             return 0;
         v = v * 10 + (uint64_t)(s[i] - '0');
     }
@@ -111,8 +99,7 @@ static int parse_number(const char *s, size_t len, uint64_t *val, int *width)
     return 1;
 }
 
-/* Parse one "lo" or "lo-hi" ending at ',' or ']' and advance *p to that character. */
-static int parse_range(const char **p, struct range *r)
+int hl_parse_range(const char **p, struct hl_range *r)
 {
     const char *s = *p;
     const char *end = s;
@@ -122,16 +109,16 @@ static int parse_range(const char **p, struct range *r)
     while (*end && *end != ',' && *end != ']') {
         if (*end == '-' && !dash)
             dash = end;
-        else if (!is_digit(*end))
+        else if (!hl_is_digit(*end))
             return TS_EHOSTLIST;
         end++;
     }
     if (*end == '\0')
         return TS_EHOSTLIST; /* unterminated group */
-    if (!parse_number(s, (size_t)((dash ? dash : end) - s), &r->lo, &r->width))
+    if (!hl_parse_number(s, (size_t)((dash ? dash : end) - s), &r->lo, &r->width))
         return TS_EHOSTLIST;
     r->hi = r->lo;
-    if (dash && !parse_number(dash + 1, (size_t)(end - dash - 1), &r->hi, &hi_width))
+    if (dash && !hl_parse_number(dash + 1, (size_t)(end - dash - 1), &r->hi, &hi_width))
         return TS_EHOSTLIST;
     if (r->lo > r->hi)
         return TS_EHOSTLIST;
@@ -143,22 +130,23 @@ static int parse_range(const char **p, struct range *r)
 
 /* Parse the bracket group whose text starts after '[' at *p; leave *p after ']'. Gives
  * the number of values (saturated above HOSTLIST_MAX_HOSTS) and the widest value. */
-static int scan_group(const char **p, uint64_t *count, size_t *maxlen)
+static int scan_group(const char **p, uint64_t *count, size_t *maxlen, size_t *nranges)
 {
-    struct range r;
+    struct hl_range r;
     int rc;
 
     *count = 0;
     *maxlen = 0;
     for (;;) {
-        rc = parse_range(p, &r);
+        rc = hl_parse_range(p, &r);
         if (rc != TS_OK)
             return rc;
+        (*nranges)++;
         *count += r.hi - r.lo + 1; /* each term < 10^18: no overflow before the cap */
         if (*count > HOSTLIST_MAX_HOSTS)
             *count = (uint64_t)HOSTLIST_MAX_HOSTS + 1;
-        if (formatted_len(r.hi, r.width) > *maxlen)
-            *maxlen = formatted_len(r.hi, r.width);
+        if (hl_formatted_len(r.hi, r.width) > *maxlen)
+            *maxlen = hl_formatted_len(r.hi, r.width);
         if (**p == ']')
             break;
         (*p)++; /* skip ',' */
@@ -169,7 +157,7 @@ static int scan_group(const char **p, uint64_t *count, size_t *maxlen)
 
 /* Check the item at s, which ends at a comma outside brackets or at the end, and count how
  * many names it expands to, saturated above HOSTLIST_MAX_HOSTS. *next is where it ended. */
-static int scan_item(const char *s, const char **next, uint64_t *count)
+static int scan_item(const char *s, const char **next, uint64_t *count, size_t *nranges)
 {
     const char *p = s;
     size_t namelen = 0;
@@ -181,7 +169,7 @@ static int scan_item(const char *s, const char **next, uint64_t *count)
             uint64_t n;
             size_t width;
             p++;
-            rc = scan_group(&p, &n, &width);
+            rc = scan_group(&p, &n, &width, nranges);
             if (rc != TS_OK)
                 return rc;
             namelen += width;
@@ -189,7 +177,7 @@ static int scan_item(const char *s, const char **next, uint64_t *count)
             total *= n;
             if (total > HOSTLIST_MAX_HOSTS)
                 total = (uint64_t)HOSTLIST_MAX_HOSTS + 1;
-        } else if (is_name_char(*p)) {
+        } else if (hl_is_name_char(*p)) {
             namelen++;
             p++;
         } else {
@@ -205,16 +193,18 @@ static int scan_item(const char *s, const char **next, uint64_t *count)
     return TS_OK;
 }
 
-/* Whole expression: syntax errors first, then the size limit against room left. */
-static int scan_expr(const char *expr, size_t room, uint64_t *count)
+int hl_scan_expr(const char *expr, uint64_t *count)
 {
     const char *p = expr;
     uint64_t total = 0;
     uint64_t n;
+    size_t nranges = 0;
     int rc;
 
+    if (strnlen(expr, HOSTLIST_MAX_EXPR + 1) > HOSTLIST_MAX_EXPR)
+        return TS_ETOOBIG;
     for (;;) {
-        rc = scan_item(p, &p, &n);
+        rc = scan_item(p, &p, &n, &nranges);
         if (rc != TS_OK)
             return rc;
         total += n;
@@ -224,10 +214,20 @@ static int scan_expr(const char *expr, size_t room, uint64_t *count)
             break;
         p++; /* skip ',' */
     }
-    if (total > room)
+    if (nranges > HOSTLIST_MAX_RANGES)
         return TS_ETOOBIG;
     *count = total;
     return TS_OK;
+}
+
+/* Whole expression: syntax errors first, then the size limits, the count against room
+ * left. */
+static int scan_expr(const char *expr, size_t room, uint64_t *count)
+{
+    int rc = hl_scan_expr(expr, count);
+    if (rc == TS_OK && *count > room)
+        rc = TS_ETOOBIG;
+    return rc;
 }
 
 /* ---- expansion, pass 2: produce the names -------------------------------------------- */
@@ -238,7 +238,7 @@ struct group {
     size_t lit_len;
     const char *first; /* first range (after '[') */
     const char *next;  /* ',' or ']' after the current range */
-    struct range cur_range;
+    struct hl_range cur_range;
     uint64_t cur;
 };
 
@@ -246,7 +246,7 @@ static void group_rewind(struct group *g)
 {
     g->next = g->first;
     /* pass 1 validated the syntax */
-    (void)parse_range(&g->next, &g->cur_range);
+    (void)hl_parse_range(&g->next, &g->cur_range);
     g->cur = g->cur_range.lo;
 }
 
@@ -259,7 +259,7 @@ static int group_advance(struct group *g)
     }
     if (*g->next == ',') {
         g->next++;
-        (void)parse_range(&g->next, &g->cur_range);
+        (void)hl_parse_range(&g->next, &g->cur_range);
         g->cur = g->cur_range.lo;
         return 1;
     }
@@ -476,7 +476,7 @@ int hostlist_push(struct hostlist *hl, const char *name)
         return TS_EHOSTLIST;
     /* range syntax in a literal name would not survive hostlist_compress */
     for (size_t i = 0; i < len; i++)
-        if (!is_name_char(name[i]))
+        if (!hl_is_name_char(name[i]))
             return TS_EHOSTLIST;
     if (hl->count >= HOSTLIST_MAX_HOSTS)
         return TS_ETOOBIG;
@@ -532,14 +532,14 @@ static void host_key(const char *name, struct host_key *k)
     k->digits_len = 0;
     k->value = 0;
     k->suffix = name + len;
-    while (end > 0 && !is_digit(name[end - 1]))
+    while (end > 0 && !hl_is_digit(name[end - 1]))
         end--;
     if (end == 0)
         return;
     start = end;
-    while (start > 0 && is_digit(name[start - 1]))
+    while (start > 0 && hl_is_digit(name[start - 1]))
         start--;
-    if (!parse_number(name + start, end - start, &k->value, &width))
+    if (!hl_parse_number(name + start, end - start, &k->value, &width))
         return; /* too many digits: keep the name as plain text */
     k->has_num = 1;
     k->prefix_len = start;
@@ -646,7 +646,7 @@ static int same_group(const struct host_key *a, const struct host_key *b)
  * so that expanding "lo-hi" reproduces it exactly. */
 static int continues_range(uint64_t hi, int width, const struct host_key *b)
 {
-    return b->value == hi + 1 && b->digits_len == formatted_len(b->value, width);
+    return b->value == hi + 1 && b->digits_len == hl_formatted_len(b->value, width);
 }
 
 /* The group hostlist_compress is building: consecutive names sharing prefix and suffix.

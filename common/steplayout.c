@@ -111,10 +111,6 @@ static int comps_init(const struct steplayout_input *in, struct comp *comps,
  * Candidates and node count
  * ------------------------------------------------------------------------------------ */
 
-/* candidates() keeps the nodes not to add again in one map: -x nodes map to this, -w
- * nodes to their names. */
-#define MARK_EXCLUDED ((void *)1)
-
 /* The allocation, sorted, into c->alloc; byname maps each node to its NodeAlloc. */
 static int load_alloc(struct comp *c, struct hashmap *byname, const struct errout *e)
 {
@@ -139,16 +135,41 @@ static int load_alloc(struct comp *c, struct hashmap *byname, const struct errou
     return TS_OK;
 }
 
-static int expand_option(const char *expr, const char *opt, struct hostlist **out,
-                         const struct errout *e)
+/* -w and -x are matched against the allocation, never expanded: "a[1-1000000]" costs its
+ * text, not a million names (common/hostlist.h, matching). */
+static int parse_option(const char *expr, const char *opt, struct hostpattern **out,
+                        const struct errout *e)
 {
-    int rc = hostlist_expand(expr, out);
+    int rc = hostpattern_parse(expr, out);
     if (rc == TS_ENOMEM)
         return rc;
     if (rc != TS_OK)
-        return fail(e, rc, "invalid %s list \"%s\": %s", opt, expr, ts_strerror(rc));
-    hostlist_uniq(*out);
+        return fail(e, rc, "invalid %s list \"%.64s\": %s", opt, expr, ts_strerror(rc));
     return TS_OK;
+}
+
+/* A -w list names a node outside the allocation: name it when the list is short enough to
+ * look (its first such name in natural order). */
+static int outside_allocation(const char *expr, const struct hashmap *byname,
+                              const struct errout *e)
+{
+    struct hostlist *hl = NULL;
+    const char *name = NULL;
+    struct hostpattern *p = NULL;
+    if (hostpattern_parse(expr, &p) == TS_OK && hostpattern_size(p) <= 4096 &&
+        hostlist_expand(expr, &hl) == TS_OK) {
+        hostlist_uniq(hl);
+        for (size_t i = 0; !name && i < hostlist_count(hl); i++)
+            if (!hashmap_get_str(byname, hostlist_nth(hl, i)))
+                name = hostlist_nth(hl, i);
+    }
+    int rc = name ? fail(e, TS_ENODE_CONFIG, "%s: node %s is not in the job's allocation",
+                         ts_strerror(TS_ENODE_CONFIG), name)
+                  : fail(e, TS_ENODE_CONFIG, "%s: --nodelist names nodes outside the job's "
+                         "allocation", ts_strerror(TS_ENODE_CONFIG));
+    hostpattern_destroy(p);
+    hostlist_destroy(hl);
+    return rc;
 }
 
 /* The candidates in order of preference: the -w nodes, then the rest of the allocation,
@@ -156,46 +177,46 @@ static int expand_option(const char *expr, const char *opt, struct hostlist **ou
 static int candidates(struct comp *c, const struct hashmap *byname, struct hostlist *pref,
                       size_t *nlisted, const struct errout *e)
 {
-    struct hostlist *excl = NULL, *want = NULL;
-    struct hashmap *skip = hashmap_create(); /* -x and -w nodes */
+    struct hostpattern *excl = NULL, *want = NULL;
+    int listing = c->req->nodelist && *c->req->nodelist;
+    size_t n = hostlist_count(c->alloc);
+    unsigned char *taken = calloc(n + 1, 1); /* -w or -x nodes */
     int rc = TS_ENOMEM;
 
-    if (!skip)
+    *nlisted = 0;
+    if (!taken)
         goto out;
-    if ((rc = expand_option(c->req->exclude, "--exclude", &excl, e)) != TS_OK ||
-        (rc = expand_option(c->req->nodelist, "--nodelist", &want, e)) != TS_OK)
+    if ((rc = parse_option(c->req->exclude, "--exclude", &excl, e)) != TS_OK ||
+        (rc = parse_option(c->req->nodelist, "--nodelist", &want, e)) != TS_OK)
         goto out;
-    rc = TS_ENOMEM;
-    for (size_t i = 0; i < hostlist_count(excl); i++)
-        if (hashmap_put_str(skip, hostlist_nth(excl, i), MARK_EXCLUDED) != TS_OK)
-            goto out;
-    for (size_t i = 0; i < hostlist_count(want); i++) {
-        const char *name = hostlist_nth(want, i);
-        if (!hashmap_get_str(byname, name)) {
-            rc = fail(e, TS_ENODE_CONFIG, "%s: node %s is not in the job's allocation",
-                      ts_strerror(TS_ENODE_CONFIG), name);
-            goto out;
-        }
-        if (hashmap_get_str(skip, name)) {
+    for (size_t i = 0; i < n; i++) { /* the allocation is in natural order */
+        const char *name = hostlist_nth(c->alloc, i);
+        int excluded = hostpattern_contains(excl, name);
+        taken[i] = (unsigned char)excluded;
+        if (!listing || !hostpattern_tally(want, name))
+            continue;
+        if (excluded) {
             rc = fail(e, TS_ENODE_CONFIG, "%s: node %s is both requested and excluded",
                       ts_strerror(TS_ENODE_CONFIG), name);
             goto out;
         }
-        if (hostlist_push(pref, name) != TS_OK ||
-            hashmap_put_str(skip, name, (void *)name) != TS_OK)
+        if ((rc = hostlist_push(pref, name)) != TS_OK)
             goto out;
+        taken[i] = 1;
+        (*nlisted)++;
     }
-    for (size_t i = 0; i < hostlist_count(c->alloc); i++) {
-        const char *name = hostlist_nth(c->alloc, i);
-        if (!hashmap_get_str(skip, name) && hostlist_push(pref, name) != TS_OK)
+    if (listing && !hostpattern_complete(want)) {
+        rc = outside_allocation(c->req->nodelist, byname, e);
+        goto out;
+    }
+    for (size_t i = 0; i < n; i++)
+        if (!taken[i] && (rc = hostlist_push(pref, hostlist_nth(c->alloc, i))) != TS_OK)
             goto out;
-    }
-    *nlisted = hostlist_count(want);
     rc = TS_OK;
 out:
-    hostlist_destroy(excl);
-    hostlist_destroy(want);
-    hashmap_destroy(skip);
+    hostpattern_destroy(excl);
+    hostpattern_destroy(want);
+    free(taken);
     return rc;
 }
 

@@ -240,7 +240,7 @@ static void settle(struct filter_submission *fs)
     struct job_sizing sizing;
     int admin = job_is_admin(fs->c, fs->uid);
     for (size_t i = 0; i < fs->n; i++) {
-        int err = job_check_component(fs->c, fs->sub->components[i], i, admin, &sizing);
+        int err = job_check_component(fs->c, fs->sub->components[i], i, admin, &sizing, NULL, 0);
         if (err) {
             fail(fs, err, "%s", ts_strerror(err));
             settle(fs);

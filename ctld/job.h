@@ -19,6 +19,9 @@
 struct ctld;
 struct hashmap;
 struct step;
+struct job_dep;
+struct job_deps;
+struct job_same_name;
 
 struct job {
     Tessera__JobRecord *rec;   /* owned: built by protobuf-c's unpack, freed by free_unpacked */
@@ -31,12 +34,18 @@ struct job {
     int acct_state;            /* state + 1 of the last accounting record written (0: none
                                 * since this controller started) */
     int64_t acct_start, acct_end; /* its start and end times */
+    /* leader: its dependency parsed, with its last answer, and its place among the
+     * unfinished units of its user and name (singleton); ctld/job_depend.c */
+    struct job_dep *dep;
+    struct job_same_name *same_name;
+    struct job *same_prev, *same_next;
 };
 
 struct job_table {
     struct hashmap *by_id;     /* job_id -> struct job */
     struct job *head, *tail;
     size_t count;
+    struct job_deps *deps;     /* who depends on whom (ctld/job_depend.c); NULL: nobody yet */
 };
 
 int job_table_init(struct job_table *t);
@@ -100,7 +109,7 @@ struct job_sizing {
 /* Check one component as a job of its own (partition, limits, nodes that could ever run
  * it); fills *s. Returns a ts_err with Slurm's meaning. */
 int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset, int admin,
-                        struct job_sizing *s);
+                        struct job_sizing *s, char *why, size_t len);
 void job_apply_sizing(Tessera__JobRecord *r, const struct job_sizing *s);
 /* Check and store every component of a submission (all or none); *leader_id is the first
  * id. errbuf names the failing component of a het job. The records are queued in the open
@@ -109,6 +118,23 @@ int job_submit(struct ctld *c, const Tessera__SubmitRequest *req, uid_t uid, gid
                const char *host, uint32_t *leader_id, char *errbuf, size_t errlen);
 /* scontrol update: the present fields of changes, on the components text means. */
 int job_update(struct ctld *c, const char *text, const Tessera__JobDesc *changes, uid_t uid);
+
+/* --- limits (ctld/job_limits.c) ------------------------------------------------------ */
+
+/* The text fields of a description against their maxima (one table): TS_OK, or the
+ * field's error with a line naming it in why. Submissions and updates. */
+int job_limits_check_fields(const Tessera__JobDesc *d, char *why, size_t len);
+/* The fields, and the script, environment and arguments against MaxScriptSize,
+ * MaxEnvSize, MaxEnvCount and the argument bounds: TS_ESCRIPT_TOOBIG, TS_EENV_TOOBIG... */
+int job_limits_check_payload(const struct ctld *c, const Tessera__JobDesc *d, char *why,
+                             size_t len);
+/* Room for ncomponents more jobs: TS_EMAX_JOB_COUNT (MaxJobCount: every job record in
+ * memory, finished ones until MinJobAge included, one per component) or
+ * TS_EACCOUNTING_POLICY (MaxSubmitJobs: the user's pending and running components). */
+int job_limits_check_counts(const struct ctld *c, size_t ncomponents, uid_t uid);
+/* Everything above for a whole submission (counts not for test_only), before filters. */
+int job_limits_check_submission(const struct ctld *c, const Tessera__SubmitRequest *req,
+                                uid_t uid, char *why, size_t len);
 
 /* --- life (ctld/job_ops.c) ---------------------------------------------------------- */
 
@@ -136,11 +162,24 @@ int job_is_admin(const struct ctld *c, uid_t uid);
  * scheduler (holds, begin time, dependencies, partition state). */
 void job_update_reason(struct ctld *c, struct job *j, time_t now);
 /* Dependencies (ctld/job_depend.c): TS_OK when spec is well formed and names existing
- * jobs (checked at submission and update), else TS_EDEPENDENCY. */
-int job_dependency_check(const struct ctld *c, const char *spec);
+ * jobs (checked at submission and update), else TS_EDEPENDENCY. The text may be this long;
+ * its items, once duplicates are dropped, this many. */
+#define JOB_DEP_MAX_TEXT (256 * 1024)
+#define JOB_DEP_MAX_ITEMS 1000
+int job_dependency_check(const struct ctld *c, const char *spec, char *why, size_t len);
 enum { JOB_DEP_OK, JOB_DEP_WAIT, JOB_DEP_NEVER };
-/* Whether j's unit may start as far as its dependency goes. */
+/* Whether j's unit may start as far as its dependency goes: the answer is kept and
+ * computed again only when something it depends on changed. */
 int job_dependency_state(const struct ctld *c, const struct job *j, time_t now);
+/* (Re)read j's unit's dependency text and index it; after it is inserted, updated or
+ * loaded (a text that no longer parses is never satisfied). TS_OK or TS_ENOMEM. */
+int job_dependency_attach(struct ctld *c, struct job *j);
+/* j was saved: the units depending on its unit answer again (job_save calls it). */
+void job_dependency_changed(struct ctld *c, struct job *j);
+/* j leaves the table (job_table_remove calls it); the indexes, and the table's end. */
+void job_deps_forget(struct job_table *t, struct job *j);
+void job_deps_free(struct job_table *t);
+void job_dep_free(struct job_dep *dep);
 
 /* Once a second: pending reasons that time changes (begin times, dependencies), and
  * finished jobs older than MinJobAge leave memory and the state. */

@@ -25,6 +25,7 @@ int job_save(struct ctld *c, struct job *j)
     free(buf);
     if (!err)
         acct_job_saved(c, j); /* into the same batch: one commit holds both */
+    job_dependency_changed(c, j);
     job_alloc_changed(c);
     return err;
 }
@@ -86,6 +87,10 @@ int job_table_load(struct ctld *c, char *errbuf, size_t errlen)
             err = TS_ESTORE_CORRUPT;
         }
     }
+    /* dependencies are parsed once, here, not at every evaluation */
+    for (struct job *j = c->jobs.head; !err && j; j = j->next)
+        if (j->leader == j)
+            err = job_dependency_attach(c, j);
     if (!err)
         log_info("state: %zu job records loaded", ls.loaded);
     return err;

@@ -4,13 +4,12 @@
  * stored in one batch: either all of them are accepted, or none. */
 #include "ctld/ctld.h"
 #include "ctld/job.h"
+#include "ctld/node.h"
 #include "ctld/sched.h"
 
 #include "common/conf.h"
 #include "common/errors.h"
 #include "common/features.h"
-#include "common/hashmap.h"
-#include "common/hostlist.h"
 #include "common/jobstate.h"
 #include "common/log.h"
 #include "common/pbutil.h"
@@ -38,46 +37,44 @@ static const struct conf_partition *pick_partition(const struct conf *conf,
     return p;
 }
 
-/* Expand a -w/-x host list into a set of node names that must all exist. */
-static int node_set(const struct conf *conf, const char *expr, struct hashmap **out)
+/* A -w or -x list: which configured nodes it names (flags by node index), all of them
+ * nodes. The list is matched against the nodes, never expanded (ctld/node_match.c). */
+struct node_sel {
+    unsigned char *flags; /* NULL: no list given */
+    size_t count;
+};
+
+static int select_nodes(struct ctld *c, const char *expr, struct node_sel *sel)
 {
-    *out = NULL;
+    sel->flags = NULL;
+    sel->count = 0;
     if (!expr || !*expr)
         return TS_OK;
-    struct hostlist *hl = NULL;
-    if (hostlist_expand(expr, &hl) != TS_OK)
-        return TS_EINVALID_NODE_NAME;
-    struct hashmap *set = hashmap_create();
-    int err = set ? TS_OK : TS_ENOMEM;
-    for (size_t i = 0; !err && i < hostlist_count(hl); i++) {
-        const char *name = hostlist_nth(hl, i);
-        if (!conf_find_node(conf, name))
-            err = TS_EINVALID_NODE_NAME;
-        else
-            err = hashmap_put_str(set, name, (void *)1);
-    }
-    hostlist_destroy(hl);
-    if (err)
-        hashmap_destroy(set);
-    else
-        *out = set;
+    uint32_t *idx = NULL;
+    int complete;
+    int err = node_list_match(c, expr, &idx, &sel->count, &complete);
+    if (!err && (!complete || sel->count == 0))
+        err = TS_EINVALID_NODE_NAME;
+    if (!err && !(sel->flags = calloc(c->conf->nnodes + 1, 1)))
+        err = TS_ENOMEM;
+    for (size_t i = 0; !err && i < sel->count; i++)
+        sel->flags[idx[i]] = 1;
+    free(idx);
     return err;
 }
 
 static int gather_candidates(const struct conf *conf, const struct conf_partition *part,
-                             const Tessera__JobDesc *d, struct candidates *cand)
+                             const Tessera__JobDesc *d, const struct node_sel *want,
+                             const struct node_sel *avoid, struct candidates *cand)
 {
-    struct hashmap *want = NULL, *avoid = NULL;
-    int err = node_set(conf, d->nodelist, &want);
-    if (!err)
-        err = node_set(conf, d->exclude, &avoid);
     memset(cand, 0, sizeof(*cand));
     size_t wanted_here = 0;
-    for (size_t i = 0; !err && i < part->nnodes; i++) {
-        const struct conf_node *n = &conf->nodes[part->node_index[i]];
-        if (want && hashmap_get_str(want, n->name))
-            wanted_here++;
-        if ((want && !hashmap_get_str(want, n->name)) || (avoid && hashmap_get_str(avoid, n->name)) ||
+    for (size_t i = 0; i < part->nnodes; i++) {
+        size_t idx = part->node_index[i];
+        const struct conf_node *n = &conf->nodes[idx];
+        int in_want = want->flags && want->flags[idx];
+        wanted_here += in_want;
+        if ((want->flags && !in_want) || (avoid->flags && avoid->flags[idx]) ||
             !features_match(d->constraint, n->features))
             continue;
         cand->count++;
@@ -87,11 +84,7 @@ static int gather_candidates(const struct conf *conf, const struct conf_partitio
         if (n->real_memory_mb > cand->max_mem_mb)
             cand->max_mem_mb = n->real_memory_mb;
     }
-    if (!err && want && wanted_here != hashmap_count(want))
-        err = TS_ENODES_NOT_IN_PARTITION;
-    hashmap_destroy(want);
-    hashmap_destroy(avoid);
-    return err;
+    return want->flags && wanted_here != want->count ? TS_ENODES_NOT_IN_PARTITION : TS_OK;
 }
 
 /* Every feature named must exist on some node of the cluster. */
@@ -190,7 +183,7 @@ static int check_privileges(const Tessera__JobDesc *d, int admin)
 }
 
 int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset, int admin,
-                        struct job_sizing *s)
+                        struct job_sizing *s, char *why, size_t len)
 {
     const struct conf *conf = c->conf;
     int err;
@@ -207,23 +200,19 @@ int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset
     if (d->constraint && (features_check(d->constraint) ||
                           features_foreach_name(d->constraint, feature_known, (void *)conf)))
         return TS_EINVALID_FEATURE;
-    if (offset == 0 && (err = job_dependency_check(c, d->dependency)))
+    if (offset == 0 && (err = job_dependency_check(c, d->dependency, why, len)))
         return err;
     if ((err = check_time(s->part, d, s)))
         return err;
-    size_t wanted = 0;
-    if (d->nodelist && *d->nodelist) {
-        struct hostlist *hl = NULL;
-        if (hostlist_expand(d->nodelist, &hl) != TS_OK)
-            return TS_EINVALID_NODE_NAME;
-        hostlist_uniq(hl);
-        wanted = hostlist_count(hl);
-        hostlist_destroy(hl);
-    }
-    if ((err = check_counts(s->part, d, wanted, s)))
-        return err;
+    struct node_sel want = {0}, avoid = {0};
     struct candidates cand;
-    if ((err = gather_candidates(conf, s->part, d, &cand)))
+    if (!(err = select_nodes(c, d->nodelist, &want)) &&
+        !(err = select_nodes(c, d->exclude, &avoid)) &&
+        !(err = check_counts(s->part, d, want.count, s)))
+        err = gather_candidates(conf, s->part, d, &want, &avoid, &cand);
+    free(want.flags);
+    free(avoid.flags);
+    if (err)
         return err;
     if (!d->work_dir || d->work_dir[0] != '/')
         return TS_EINVAL;
@@ -299,6 +288,8 @@ static int create_jobs(struct ctld *c, const Tessera__SubmitRequest *req,
             leader = j;
     }
     int err = job_link_het(&c->jobs, leader);
+    if (!err)
+        err = job_dependency_attach(c, leader);
     c->next_job_id += n;
     for (size_t i = 0; i < n && !err; i++) {
         struct job *j = job_component(leader, i);
@@ -319,19 +310,21 @@ int job_submit(struct ctld *c, const Tessera__SubmitRequest *req, uid_t uid, gid
                const char *host, uint32_t *leader_id, char *errbuf, size_t errlen)
 {
     size_t n = req->n_components;
-    errbuf[0] = '\0';
-    if (n == 0 || n > JOB_MAX_COMPONENTS) {
-        snprintf(errbuf, errlen, "a job has 1 to %d components", JOB_MAX_COMPONENTS);
-        return TS_EINVAL;
-    }
+    /* again: filters may have rewritten the job, and jobs came while they ran */
+    int err = job_limits_check_submission(c, req, uid, errbuf, errlen);
+    if (err)
+        return err;
     struct job_sizing *sizes = calloc(n, sizeof(*sizes));
     if (!sizes)
         return TS_ENOMEM;
-    int admin = job_is_admin(c, uid), err = TS_OK;
+    int admin = job_is_admin(c, uid);
     for (size_t i = 0; i < n && !err; i++) {
-        err = job_check_component(c, req->components[i], i, admin, &sizes[i]);
+        char why[256] = "";
+        err = job_check_component(c, req->components[i], i, admin, &sizes[i], why, sizeof(why));
         if (err && n > 1)
-            snprintf(errbuf, errlen, "component %zu: %s", i, ts_strerror(err));
+            snprintf(errbuf, errlen, "component %zu: %s", i, why[0] ? why : ts_strerror(err));
+        else if (err)
+            snprintf(errbuf, errlen, "%s", why);
     }
     if (!err && !req->test_only)
         err = create_jobs(c, req, sizes, uid, gid, host, leader_id);

@@ -11,6 +11,7 @@ int job_table_init(struct job_table *t)
 {
     t->head = t->tail = NULL;
     t->count = 0;
+    t->deps = NULL;
     t->by_id = hashmap_create();
     return t->by_id ? TS_OK : TS_ENOMEM;
 }
@@ -23,6 +24,7 @@ static void job_free(struct job *j)
         tessera__step_record__free_unpacked(s->rec, NULL);
         free(s);
     }
+    job_dep_free(j->dep);
     tessera__job_record__free_unpacked(j->rec, NULL);
     free(j->components);
     free(j);
@@ -36,6 +38,7 @@ void job_table_fini(struct job_table *t)
         job_free(j);
         j = next;
     }
+    job_deps_free(t);
     hashmap_destroy(t->by_id);
     t->by_id = NULL;
     t->head = t->tail = NULL;
@@ -106,6 +109,7 @@ int job_link_het(struct job_table *t, struct job *leader)
 
 void job_table_remove(struct job_table *t, struct job *j)
 {
+    job_deps_forget(t, j);
     hashmap_del_u32(t->by_id, j->rec->job_id);
     if (j->prev)
         j->prev->next = j->next;

@@ -117,6 +117,7 @@ int job_update(struct ctld *c, const char *text, const Tessera__JobDesc *changes
     struct job *targets[128];
     Tessera__JobDesc *merged[128] = {0};
     struct job_sizing sizes[128];
+    char why[256];
     int whole = 0;
     int n = job_resolve(&c->jobs, text, JOB_SCOPE_DISPLAY, 0, targets,
                         sizeof(targets) / sizeof(targets[0]), &whole);
@@ -129,11 +130,13 @@ int job_update(struct ctld *c, const char *text, const Tessera__JobDesc *changes
             err = TS_ENOMEM;
         if (!err)
             err = merge_desc(merged[i], changes);
+        if (!err)
+            err = job_limits_check_fields(merged[i], why, sizeof(why));
         if (!err && changes->licenses && targets[i]->rec->het_job_offset > 0)
             err = TS_EINVALID_LICENSES;
         if (!err)
             err = job_check_component(c, merged[i], targets[i]->rec->het_job_offset,
-                                      job_is_admin(c, uid), &sizes[i]);
+                                      job_is_admin(c, uid), &sizes[i], why, sizeof(why));
     }
     time_t now = time(NULL);
     for (int i = 0; i < n; i++) {
@@ -152,8 +155,11 @@ int job_update(struct ctld *c, const char *text, const Tessera__JobDesc *changes
             tessera__job_desc__free_unpacked(merged[i], NULL);
     }
     for (int i = 0; i < n && !err; i++) {
-        job_update_reason(c, targets[i], now);
-        err = job_save(c, targets[i]);
+        err = job_dependency_attach(c, targets[i]); /* its text or name may have changed */
+        if (!err) {
+            job_update_reason(c, targets[i], now);
+            err = job_save(c, targets[i]);
+        }
     }
     if (!err) {
         log_verbose("job %s updated by uid %u", text, (unsigned)uid);

@@ -55,6 +55,15 @@ void node_table_free(struct node_table *t);
 struct node *node_find(const struct ctld *c, const char *name);
 size_t node_index(const struct ctld *c, const struct node *n);
 
+/* Host lists from users (ctld/node_match.c): never longer than this. */
+#define NODE_LIST_MAX_LEN (64 * 1024)
+/* The configured nodes expr means, by matching their names against it (it is never
+ * expanded): indexes ascending (into conf->nodes, which the node table follows) in *out
+ * (malloc'd, free it; NULL for an empty list), *complete set when expr names no host
+ * that is not configured. TS_EINVALID_NODE_NAME for a malformed or too long list. */
+int node_list_match(const struct ctld *c, const char *expr, uint32_t **out, size_t *count,
+                    int *complete);
+
 /* May the node take new work? */
 int node_available(const struct node *n);
 /* "IDLE", "MIXED", "ALLOCATED", "DOWN", "UNKNOWN", with "+DRAIN" and "+NOT_RESPONDING". */

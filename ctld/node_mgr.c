@@ -8,7 +8,6 @@
 #include "common/conf.h"
 #include "common/errors.h"
 #include "common/hashmap.h"
-#include "common/hostlist.h"
 #include "common/jobstate.h"
 #include "common/log.h"
 #include "common/rpc_peer.h"
@@ -410,22 +409,19 @@ int node_update(struct ctld *c, const Tessera__NodeUpdateRequest *req, uid_t uid
                                  "Request denied");
         return TS_EINVAL;
     }
-    struct hostlist *hl = NULL;
-    if (hostlist_expand(req->names, &hl) != TS_OK || hostlist_count(hl) == 0) {
-        hostlist_destroy(hl);
-        return TS_EINVALID_NODE_NAME;
-    }
-    int err = TS_OK;
-    for (size_t i = 0; !err && i < hostlist_count(hl); i++)
-        if (!node_find(c, hostlist_nth(hl, i)))
-            err = TS_EINVALID_NODE_NAME;
+    uint32_t *idx = NULL;
+    size_t count = 0;
+    int complete;
+    int err = node_list_match(c, req->names, &idx, &count, &complete);
+    if (!err && (!complete || count == 0))
+        err = TS_EINVALID_NODE_NAME;
     time_t now = time(NULL);
-    for (size_t i = 0; !err && i < hostlist_count(hl); i++)
-        err = update_one(c, node_find(c, hostlist_nth(hl, i)), state, req->reason, uid, now);
+    for (size_t i = 0; !err && i < count; i++)
+        err = update_one(c, &c->nodes.nodes[idx[i]], state, req->reason, uid, now);
     if (!err)
         log_info("nodes %s: state=%s reason=%s by uid %u", req->names, state,
                  req->reason ? req->reason : "", (unsigned)uid);
-    hostlist_destroy(hl);
+    free(idx);
     sched_trigger(c, SCHED_TRIGGER_NODE);
     return err;
 }

@@ -5,9 +5,51 @@
 
 #include "common/rpc_server.h"
 
+#include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 
 struct ctld;
+
+/* Query answers come in pages (docs/protocol.md, "Pages"), so that no answer nears the
+ * frame limit however many or large the records: at most CTLD_PAGE_BYTES of records (a
+ * larger record comes alone; submission limits keep every record well inside a frame)
+ * and as many records as the request asks, CTLD_PAGE_ITEMS when it names no number,
+ * never more than CTLD_PAGE_MAX_ITEMS. */
+/* A build may set tiny pages to run every test through paging:
+ * -DCMAKE_C_FLAGS="-DCTLD_PAGE_BYTES=120 -DCTLD_PAGE_ITEMS=2u". */
+#ifndef CTLD_PAGE_BYTES
+#define CTLD_PAGE_BYTES ((size_t)4 << 20)
+#endif
+#ifndef CTLD_PAGE_ITEMS
+#define CTLD_PAGE_ITEMS 1000u
+#endif
+#define CTLD_PAGE_MAX_ITEMS 10000u
+
+struct ctld_page {
+    size_t max_items;
+    size_t items;
+    size_t bytes;
+};
+
+static inline struct ctld_page ctld_page_start(uint32_t asked)
+{
+    struct ctld_page p = {asked == 0                     ? CTLD_PAGE_ITEMS
+                          : asked > CTLD_PAGE_MAX_ITEMS ? CTLD_PAGE_MAX_ITEMS
+                                                         : asked,
+                          0, 0};
+    return p;
+}
+
+/* Whether a record of size bytes joins the page (the first always does); counts it. */
+static inline int ctld_page_take(struct ctld_page *p, size_t size)
+{
+    if (p->items && (p->items >= p->max_items || p->bytes + size > CTLD_PAGE_BYTES))
+        return 0;
+    p->items++;
+    p->bytes += size;
+    return 1;
+}
 
 /* Answer req with an empty response of kind once the changes queued so far are durable
  * (an error if the commit fails). */

@@ -4,6 +4,7 @@
 #include "ctld/acct.h"
 #include "ctld/ctld.h"
 #include "ctld/job.h"
+#include "ctld/rpc.h"
 
 #include "common/acct_query.h"
 #include "common/acct_record.h"
@@ -14,9 +15,6 @@
 
 #include <stdlib.h>
 #include <string.h>
-
-#define PAGE_JOBS 5000                /* jobs per answer when sacct leaves it to us */
-#define PAGE_BYTES ((size_t)8 << 20)  /* and at most about this much packed */
 
 struct answer {
     struct ctld *c;
@@ -97,7 +95,7 @@ static int visit_end_key(void *arg, const void *key, size_t klen, const void *va
 
 static size_t page_size(const Tessera__AcctQueryRequest *q)
 {
-    return q->max_jobs && q->max_jobs < PAGE_JOBS * 4 ? q->max_jobs : PAGE_JOBS;
+    return ctld_page_start(q->max_jobs).max_items;
 }
 
 /* The full scan walks ids in order: once it has a page and one more, the rest can wait
@@ -218,7 +216,19 @@ struct page {
     Tessera__AcctStep **steps;
     size_t nsteps, capsteps;
     size_t bytes;
+    int full;                         /* the next job did not fit */
+    uint32_t step_job;                /* whose steps add_steps is adding */
+    int cut;                          /* its steps from cut_step on did not fit */
+    uint32_t cut_step;
 };
+
+#define PAGE_CUT (-2) /* a visit's answer: the page is full */
+
+/* The page's byte budget: the first record always fits. */
+static int page_full(const struct page *p, size_t size)
+{
+    return p->njobs + p->nsteps > 0 && p->bytes + size > CTLD_PAGE_BYTES;
+}
 
 static int visit_step(void *arg, const void *key, size_t klen, const void *val, size_t vlen)
 {
@@ -236,18 +246,27 @@ static int visit_step(void *arg, const void *key, size_t klen, const void *val, 
     Tessera__AcctStep *s = tessera__acct_step__unpack(NULL, vlen, val);
     if (!s)
         return TS_OK; /* a corrupt step record is left out */
+    if (page_full(p, vlen)) {
+        p->cut = 1;
+        p->cut_step = s->step_id;
+        tessera__acct_step__free_unpacked(s, NULL);
+        return PAGE_CUT;
+    }
     p->steps[p->nsteps++] = s;
     p->bytes += vlen;
     return TS_OK;
 }
 
-static int add_steps(struct answer *a, struct page *p, uint32_t id)
+/* The steps of job id from step id from_step on, while the page has room. */
+static int add_steps(struct answer *a, struct page *p, uint32_t id, uint32_t from_step)
 {
     uint8_t from[ACCT_STEP_KEY_LEN], to[ACCT_STEP_KEY_LEN];
-    acct_step_key(from, id, 0);
+    acct_step_key(from, id, from_step);
     acct_step_key(to, id, UINT32_MAX);
-    return store_reader_range(a->rd, STORE_DB_ACCT_STEPS, from, sizeof(from), to, sizeof(to),
-                              visit_step, p);
+    p->step_job = id;
+    int err = store_reader_range(a->rd, STORE_DB_ACCT_STEPS, from, sizeof(from), to, sizeof(to),
+                                 visit_step, p);
+    return err == PAGE_CUT ? TS_OK : err;
 }
 
 static int add_job(struct answer *a, struct page *p, uint32_t id)
@@ -255,17 +274,26 @@ static int add_job(struct answer *a, struct page *p, uint32_t id)
     struct job *j = job_find(&a->c->jobs, id);
     Tessera__AcctJob *r;
     if (j) {
-        r = &p->live[p->nlive++];
+        r = &p->live[p->nlive];
         tessera__acct_job__init(r);
         acct_job_from_record(r, j->rec, a->c->conf->cluster_name);
-    } else {
-        if (!(r = stored(a, id)))
-            return TS_OK; /* gone since gather (cannot happen within one snapshot) */
-        p->unpacked[p->nunpacked++] = r;
+    } else if (!(r = stored(a, id))) {
+        return TS_OK; /* gone since gather (cannot happen within one snapshot) */
     }
+    size_t size = tessera__acct_job__get_packed_size(r);
+    if (page_full(p, size)) {
+        p->full = 1;
+        if (!j)
+            tessera__acct_job__free_unpacked(r, NULL);
+        return TS_OK;
+    }
+    if (j)
+        p->nlive++;
+    else
+        p->unpacked[p->nunpacked++] = r;
     p->jobs[p->njobs++] = r;
-    p->bytes += tessera__acct_job__get_packed_size(r);
-    return a->q.req->no_steps ? TS_OK : add_steps(a, p, id);
+    p->bytes += size;
+    return a->q.req->no_steps ? TS_OK : add_steps(a, p, id, 0);
 }
 
 static void page_free(struct page *p)
@@ -280,6 +308,8 @@ static void page_free(struct page *p)
     free(p->steps);
 }
 
+/* One page: first what a cut left of a job's steps, then jobs after after_job_id with
+ * their steps, while the page has room (docs/protocol.md, "Pages"). */
 static void respond(struct rpc_request *req, struct answer *a)
 {
     const Tessera__AcctQueryRequest *q = a->q.req;
@@ -293,9 +323,13 @@ static void respond(struct rpc_request *req, struct answer *a)
     p.live = calloc(n + 1, sizeof(*p.live));
     p.unpacked = calloc(n + 1, sizeof(*p.unpacked));
     int err = p.jobs && p.live && p.unpacked ? TS_OK : TS_ENOMEM;
+    if (!err && q->resume_job_id && !q->no_steps)
+        err = add_steps(a, &p, q->resume_job_id, q->resume_from_step);
     size_t i = 0;
-    for (; i < n && !err && p.bytes < PAGE_BYTES; i++)
+    for (; i < n && !err && !p.cut && !p.full; i++)
         err = add_job(a, &p, a->ids[first + i]);
+    if (p.full)
+        i--; /* the job that did not fit comes first in the next page */
     if (err) {
         page_free(&p);
         rpc_respond_error(req, err, NULL);
@@ -308,7 +342,11 @@ static void respond(struct rpc_request *req, struct answer *a)
     ar.n_steps = p.nsteps;
     ar.now = (int64_t)time(NULL);
     ar.cluster = a->c->conf->cluster_name;
-    ar.more = first + i < a->nids;
+    ar.more = p.cut || first + i < a->nids;
+    if (p.cut) {
+        ar.resume_job_id = p.step_job;
+        ar.resume_from_step = p.cut_step;
+    }
     Tessera__Response resp = TESSERA__RESPONSE__INIT;
     resp.msg_case = TESSERA__RESPONSE__MSG_ACCT_QUERY;
     resp.acct_query = &ar;

@@ -9,6 +9,7 @@
 
 #include "common/conf.h"
 #include "common/errors.h"
+#include "common/frame.h"
 #include "common/hashmap.h"
 #include "common/jobstate.h"
 #include "common/log.h"
@@ -103,9 +104,16 @@ void ctld_handle_submit(struct rpc_request *req, const Tessera__Request *msg, vo
         return;
     char host[64];
     peer_host(req, host, sizeof(host));
+    /* sizes and counts before anything else sees it: filters get bounded jobs */
+    char why[512];
+    int err = job_limits_check_submission(c, msg->submit, rpc_request_uid(req), why,
+                                          sizeof(why));
+    if (err) {
+        rpc_respond_error(req, err, why[0] ? why : NULL);
+        return;
+    }
     /* submission filters first, when any apply: they answer later (ctld/filter_submit.c) */
-    size_t n = msg->submit->n_components;
-    if (!msg->submit->test_only && n > 0 && n <= JOB_MAX_COMPONENTS &&
+    if (!msg->submit->test_only &&
         filter_submit_start(c, req, msg->submit, rpc_request_uid(req), rpc_request_gid(req),
                             host))
         return;
@@ -213,6 +221,53 @@ static int select_by_ids(struct ctld *c, const Tessera__JobQueryRequest *q, stru
     return resolved ? TS_OK : TS_EINVALID_JOB_ID;
 }
 
+static int cmp_rec_id(const void *a, const void *b)
+{
+    uint32_t x = (*(Tessera__JobRecord *const *)a)->job_id;
+    uint32_t y = (*(Tessera__JobRecord *const *)b)->job_id;
+    return x < y ? -1 : x > y;
+}
+
+/* A record that could not travel even alone (kept from before the submission limits):
+ * sent without its script, environment and arguments. */
+#define JOB_RECORD_SEND_MAX (FRAME_DEFAULT_MAX - ((size_t)1 << 20))
+
+struct stripped {
+    Tessera__JobRecord rec;
+    Tessera__JobDesc desc;
+};
+
+static Tessera__JobRecord *sendable(Tessera__JobRecord *r, size_t size, struct stripped *st)
+{
+    if (size <= JOB_RECORD_SEND_MAX)
+        return r;
+    st->rec = *r;
+    st->desc = *r->desc;
+    st->desc.script = NULL;
+    st->desc.n_environment = st->desc.n_argv = 0;
+    st->rec.desc = &st->desc;
+    return &st->rec;
+}
+
+/* The page after q->after_job_id of the selection (ascending ids), in place at recs. */
+static size_t page_of(Tessera__JobRecord **recs, size_t n, const Tessera__JobQueryRequest *q,
+                      struct stripped *st, int *more)
+{
+    size_t first = 0, kept = 0;
+    while (first < n && recs[first]->job_id <= q->after_job_id)
+        first++;
+    struct ctld_page page = ctld_page_start(q->max_jobs);
+    size_t i = first;
+    for (; i < n; i++) {
+        size_t size = tessera__job_record__get_packed_size(recs[i]);
+        if (!ctld_page_take(&page, size))
+            break;
+        recs[kept++] = sendable(recs[i], size, st); /* alone in its page: one st suffices */
+    }
+    *more = i < n;
+    return kept;
+}
+
 void ctld_handle_job_query(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct ctld *c = arg;
@@ -223,14 +278,19 @@ void ctld_handle_job_query(struct rpc_request *req, const Tessera__Request *msg,
     if (!err && q->n_job_ids)
         err = select_by_ids(c, q, &s);
     for (struct job *j = c->jobs.head; !err && !q->n_job_ids && j; j = j->next)
-        if (job_filter_matches(&f, j))
+        if (j->rec->job_id > q->after_job_id && job_filter_matches(&f, j))
             err = select_add(&s, j);
     if (err) {
         rpc_respond_error(req, err, NULL);
     } else {
+        if (q->n_job_ids && s.n > 1) /* the table's walk is in id order already */
+            qsort(s.recs, s.n, sizeof(*s.recs), cmp_rec_id);
+        struct stripped st;
+        int more;
         Tessera__JobQueryResponse jq = TESSERA__JOB_QUERY_RESPONSE__INIT;
         jq.jobs = s.recs;
-        jq.n_jobs = s.n;
+        jq.n_jobs = page_of(s.recs, s.n, q, &st, &more);
+        jq.more = more;
         jq.now = (int64_t)time(NULL);
         Tessera__Response resp = TESSERA__RESPONSE__INIT;
         resp.msg_case = TESSERA__RESPONSE__MSG_JOB_QUERY;

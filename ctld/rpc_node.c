@@ -137,9 +137,26 @@ void ctld_handle_job_complete(struct rpc_request *req, const Tessera__Request *m
 
 /* ------------------------------------------------------------------------------------ */
 
-static int node_wanted(const Tessera__NodeQueryRequest *q, struct hostlist *hl, const char *name)
+/* The names asked for: the request's host lists as one, matched against each node (never
+ * expanded); NULL when the request names none. */
+static int wanted_parse(const Tessera__NodeQueryRequest *q, struct hostpattern **out)
 {
-    return q->n_names == 0 || hostlist_find(hl, name) >= 0;
+    *out = NULL;
+    size_t total = 0;
+    for (size_t i = 0; i < q->n_names && total <= NODE_LIST_MAX_LEN; i++)
+        total += strnlen(q->names[i], NODE_LIST_MAX_LEN + 1) + 1;
+    if (q->n_names == 0)
+        return TS_OK;
+    if (total > NODE_LIST_MAX_LEN)
+        return TS_EINVALID_NODE_NAME;
+    char *joined = malloc(total), *at = joined;
+    if (!joined)
+        return TS_ENOMEM;
+    for (size_t i = 0; i < q->n_names; i++)
+        at += sprintf(at, "%s%s", i ? "," : "", q->names[i]);
+    int err = hostpattern_parse(joined, out);
+    free(joined);
+    return err == TS_ENOMEM ? err : err ? TS_EINVALID_NODE_NAME : TS_OK;
 }
 
 static void fill_info(struct ctld *c, struct node *n, Tessera__NodeInfo *ni, char *state,
@@ -181,43 +198,48 @@ void ctld_handle_node_query(struct rpc_request *req, const Tessera__Request *msg
 {
     struct ctld *c = arg;
     const Tessera__NodeQueryRequest *q = msg->node_query;
-    struct hostlist *hl = hostlist_create();
-    for (size_t i = 0; hl && i < q->n_names; i++)
-        if (hostlist_push_expr(hl, q->names[i]) != TS_OK) {
-            hostlist_destroy(hl);
-            rpc_respond_error(req, TS_EINVALID_NODE_NAME, NULL);
-            return;
-        }
+    struct hostpattern *wanted = NULL;
+    int err = wanted_parse(q, &wanted);
+    if (err) {
+        rpc_respond_error(req, err, NULL);
+        return;
+    }
     size_t count = c->nodes.count, np = c->conf->npartitions + 1;
-    Tessera__NodeInfo *infos = calloc(count + 1, sizeof(*infos));
-    Tessera__NodeInfo **ptrs = calloc(count + 1, sizeof(*ptrs));
-    char (*states)[64] = calloc(count + 1, sizeof(*states));
-    char **parts = calloc((count + 1) * np, sizeof(*parts));
-    size_t n = 0;
-    for (size_t i = 0; hl && infos && ptrs && states && parts && i < count; i++) {
+    struct ctld_page page = ctld_page_start(q->max_nodes);
+    size_t room = count < page.max_items ? count : page.max_items; /* of one page */
+    Tessera__NodeInfo *infos = calloc(room + 1, sizeof(*infos));
+    Tessera__NodeInfo **ptrs = calloc(room + 1, sizeof(*ptrs));
+    char (*states)[64] = calloc(room + 1, sizeof(*states));
+    char **parts = calloc((room + 1) * np, sizeof(*parts));
+    size_t n = 0, i = q->start_index;
+    for (; infos && ptrs && states && parts && i < count; i++) {
         struct node *nd = &c->nodes.nodes[i];
-        if (!node_wanted(q, hl, nd->name))
+        if (wanted && !hostpattern_contains(wanted, nd->name))
             continue;
         size_t nparts;
         fill_info(c, nd, &infos[n], states[n], sizeof(states[n]), &parts[n * np], &nparts);
+        if (!ctld_page_take(&page, tessera__node_info__get_packed_size(&infos[n])))
+            break;
         ptrs[n] = &infos[n];
         n++;
     }
-    if (!hl || !infos || !ptrs || !states || !parts) {
+    if (!infos || !ptrs || !states || !parts) {
         rpc_respond_error(req, TS_ENOMEM, NULL);
-    } else if (q->n_names && n == 0) {
+    } else if (q->n_names && n == 0 && q->start_index == 0) {
         rpc_respond_error(req, TS_EINVALID_NODE_NAME, NULL);
     } else {
         Tessera__NodeQueryResponse nq = TESSERA__NODE_QUERY_RESPONSE__INIT;
         nq.nodes = ptrs;
         nq.n_nodes = n;
+        nq.more = i < count;
+        nq.next_index = (uint32_t)i;
         nq.now = (int64_t)time(NULL);
         Tessera__Response resp = TESSERA__RESPONSE__INIT;
         resp.msg_case = TESSERA__RESPONSE__MSG_NODE_QUERY;
         resp.node_query = &nq;
         rpc_respond(req, &resp);
     }
-    hostlist_destroy(hl);
+    hostpattern_destroy(wanted);
     free(infos);
     free(ptrs);
     free(states);

@@ -77,6 +77,40 @@ void ctld_handle_step_complete(struct rpc_request *req, const Tessera__Request *
     ctld_respond_after_commit(c, req, TESSERA__RESPONSE__MSG_STEP_COMPLETE);
 }
 
+static int cmp_step(const void *a, const void *b)
+{
+    const Tessera__StepRecord *x = *(Tessera__StepRecord *const *)a;
+    const Tessera__StepRecord *y = *(Tessera__StepRecord *const *)b;
+    if (x->job_id != y->job_id)
+        return x->job_id < y->job_id ? -1 : 1;
+    return x->step_id < y->step_id ? -1 : x->step_id > y->step_id;
+}
+
+static int after_cursor(const Tessera__StepRecord *r, const Tessera__StepQueryRequest *q)
+{
+    return r->job_id > q->after_job_id ||
+           (r->job_id == q->after_job_id && r->step_id > q->after_step_id);
+}
+
+/* The page after the request's cursor, in place at recs (sorted, each step once). */
+static size_t page_of(Tessera__StepRecord **recs, size_t n, const Tessera__StepQueryRequest *q,
+                      int *more)
+{
+    if (n > 1)
+        qsort(recs, n, sizeof(*recs), cmp_step);
+    struct ctld_page page = ctld_page_start(q->max_steps);
+    size_t kept = 0, i = 0;
+    for (; i < n; i++) {
+        if (!after_cursor(recs[i], q) || (kept && recs[kept - 1] == recs[i]))
+            continue; /* before the cursor, or named twice ("93" and "93.2") */
+        if (!ctld_page_take(&page, tessera__step_record__get_packed_size(recs[i])))
+            break;
+        recs[kept++] = recs[i];
+    }
+    *more = i < n;
+    return kept;
+}
+
 void ctld_handle_step_query(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct ctld *c = arg;
@@ -88,9 +122,11 @@ void ctld_handle_step_query(struct rpc_request *req, const Tessera__Request *msg
         rpc_respond_error(req, err, NULL);
         return;
     }
+    int more;
     Tessera__StepQueryResponse sq = TESSERA__STEP_QUERY_RESPONSE__INIT;
     sq.steps = recs;
-    sq.n_steps = n;
+    sq.n_steps = page_of(recs, n, msg->step_query, &more);
+    sq.more = more;
     sq.now = (int64_t)time(NULL);
     Tessera__Response resp = TESSERA__RESPONSE__INIT;
     resp.msg_case = TESSERA__RESPONSE__MSG_STEP_QUERY;

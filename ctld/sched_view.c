@@ -8,7 +8,6 @@
 
 #include "common/conf.h"
 #include "common/errors.h"
-#include "common/hostlist.h"
 #include "common/jobstate.h"
 
 #include <stdlib.h>
@@ -127,20 +126,13 @@ static int fill_holds(struct ctld *c, struct cycle *cy)
 /* ------------------------------------------------------------------------------------ */
 /* units */
 
-/* Node indexes of a host list (-w, -x); unknown names are skipped. */
+/* Node indexes of a host list (-w, -x), ascending; unknown names are skipped. */
 static uint32_t *host_indexes(struct ctld *c, const char *expr, size_t *count)
 {
-    *count = 0;
-    struct hostlist *hl = NULL;
-    if (!expr || !*expr || hostlist_expand(expr, &hl) != TS_OK)
-        return NULL;
-    uint32_t *idx = calloc(hostlist_count(hl) + 1, sizeof(*idx));
-    for (size_t i = 0; idx && i < hostlist_count(hl); i++) {
-        struct node *n = node_find(c, hostlist_nth(hl, i));
-        if (n)
-            idx[(*count)++] = (uint32_t)node_index(c, n);
-    }
-    hostlist_destroy(hl);
+    uint32_t *idx = NULL;
+    int complete;
+    if (node_list_match(c, expr, &idx, count, &complete) != TS_OK)
+        *count = 0;
     return idx;
 }
 
@@ -414,7 +406,7 @@ int sched_cycle_build_one(struct ctld *c, struct cycle *cy, Tessera__JobDesc *co
         struct job_sizing s;
         Tessera__JobRecord r = TESSERA__JOB_RECORD__INIT;
         r.desc = descs[i];
-        err = job_check_component(c, descs[i], i, 1, &s);
+        err = job_check_component(c, descs[i], i, 1, &s, NULL, 0);
         if (!err) {
             job_apply_sizing(&r, &s);
             err = fill_request(c, cy, i, &r, s.part);

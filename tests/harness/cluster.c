@@ -231,17 +231,24 @@ static int nodes_up(struct harness_cluster *c)
     req.msg_case = TESSERA__REQUEST__MSG_NODE_QUERY;
     req.node_query = &q;
     Tessera__Response *resp = NULL;
-    int up = -1;
-    if (rpc_client_call(cli, &req, &resp) == TS_OK && !resp->error) {
-        up = 0;
-        for (size_t i = 0; i < resp->node_query->n_nodes; i++) {
-            const char *st = resp->node_query->nodes[i]->state;
-            if (strncmp(st, "UNKNOWN", 7) && strncmp(st, "DOWN", 4) && !strstr(st, "NOT_RESP"))
-                up++;
+    int up = 0, more = 1;
+    while (up >= 0 && more) { /* page by page (docs/protocol.md, "Pages") */
+        if (rpc_client_call(cli, &req, &resp) != TS_OK || resp->error) {
+            up = -1;
+        } else {
+            for (size_t i = 0; i < resp->node_query->n_nodes; i++) {
+                const char *st = resp->node_query->nodes[i]->state;
+                if (strncmp(st, "UNKNOWN", 7) && strncmp(st, "DOWN", 4) &&
+                    !strstr(st, "NOT_RESP"))
+                    up++;
+            }
+            more = resp->node_query->more && resp->node_query->next_index > q.start_index;
+            q.start_index = resp->node_query->next_index;
         }
+        if (resp)
+            tessera__response__free_unpacked(resp, NULL);
+        resp = NULL;
     }
-    if (resp)
-        tessera__response__free_unpacked(resp, NULL);
     rpc_client_close(cli);
     return up;
 }

@@ -1,4 +1,5 @@
-/* Unit tests for common/hostlist: expansion, errors, limits, natural sort, compression. */
+/* Unit tests for common/hostlist: expansion, errors, limits, natural sort, compression,
+ * matching without expanding. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -118,8 +119,8 @@ static void test_expand_padding(void **state)
     HOSTS("n[0998-1000]", "n0998", "n0999", "n1000");
     HOSTS("n[98-100]", "n98", "n99", "n100");
     HOSTS("n[1,02-03]", "n1", "n02", "n03");
-    HOSTS("n[000000000000000000001-000000000000000000002]", "n000000000000000000001",
-          "n000000000000000000002");
+    HOSTS("n[000000000000000001-000000000000000002]", "n000000000000000001",
+          "n000000000000000002");
 }
 
 static void test_expand_cartesian(void **state)
@@ -141,6 +142,8 @@ static void test_expand_malformed(void **state)
         "n[,1]",  "n[1,]",   "n[1--2]",  "n[1-2-3]", "n[ 1]",  "n[+1]", "n 1",    "n1 n2",
         "n\t1",   "n\n",     " ",        "[",       "]",       "[]",    "n[1]]",  "n[1-2]x]",
         "n[0x1]", "n[1.5]",  "n[99999999999999999999]", "n[1-99999999999999999999]",
+        /* wider than HOSTLIST_MAX_WIDTH digits, leading zeros included */
+        "n[0000000000000000001]", "n[1-0000000000000000002]",
     };
 
     (void)state;
@@ -329,7 +332,9 @@ static void test_compress(void **state)
     check_compress("n12345678901234567890,n12345678901234567891",
                    "n12345678901234567890,n12345678901234567891", 0);
     check_compress("n000000000000000000001,n000000000000000000002",
-                   "n[000000000000000000001-000000000000000000002]", 0);
+                   "n000000000000000000001,n000000000000000000002", 0);
+    check_compress("n000000000000000001,n000000000000000002",
+                   "n[000000000000000001-000000000000000002]", 0);
     check_compress("n999999999999999998,n999999999999999999,n1000000000000000000",
                    "n[999999999999999998-999999999999999999],n1000000000000000000", 0);
 }
@@ -401,6 +406,192 @@ static void test_round_trips(void **state)
     }
 }
 
+/* ---- bounds of the parser ------------------------------------------------------------ */
+
+static void test_parser_bounds(void **state)
+{
+    struct hostlist *hl = NULL;
+    struct hostpattern *p = NULL;
+    char *s;
+
+    (void)state;
+    /* the expression's length, before anything else */
+    s = repeat('a', HOSTLIST_MAX_EXPR + 1, "");
+    check_error(s, TS_ETOOBIG);
+    assert_int_equal(hostpattern_parse(s, &p), TS_ETOOBIG);
+    assert_null(p);
+    free(s);
+    /* the number of ranges: "n[1,1,...]" with one range too many */
+    size_t n = HOSTLIST_MAX_RANGES + 1;
+    s = malloc(2 * n + 3);
+    assert_non_null(s);
+    strcpy(s, "n[");
+    for (size_t i = 0; i < n; i++)
+        memcpy(s + 2 + 2 * i, i + 1 < n ? "1," : "1]", 2);
+    s[2 + 2 * n] = '\0';
+    check_error(s, TS_ETOOBIG);
+    assert_int_equal(hostpattern_parse(s, &p), TS_ETOOBIG);
+    /* one range fewer is fine, and means one name */
+    s[2 + 2 * (n - 2) + 1] = ']';
+    s[2 + 2 * (n - 1)] = '\0';
+    assert_int_equal(hostpattern_parse(s, &p), TS_OK);
+    assert_int_equal(hostpattern_size(p), 1);
+    assert_true(hostpattern_contains(p, "n1"));
+    hostpattern_destroy(p);
+    assert_int_equal(hostlist_expand(s, &hl), TS_OK);
+    assert_int_equal(hostlist_count(hl), HOSTLIST_MAX_RANGES);
+    hostlist_destroy(hl);
+    free(s);
+    /* the width of numbers */
+    assert_int_equal(hostpattern_parse("n[0000000000000000001]", &p), TS_EHOSTLIST);
+    assert_int_equal(hostpattern_parse("n[000000000000000001]", &p), TS_OK);
+    assert_true(hostpattern_contains(p, "n000000000000000001"));
+    hostpattern_destroy(p);
+}
+
+/* ---- matching without expanding ------------------------------------------------------- */
+
+/* contains() must agree with the expansion for every name in it and for near misses. */
+static void check_agrees(const char *expr, const char *const *others, size_t nothers)
+{
+    struct hostlist *hl = NULL;
+    struct hostpattern *p = NULL;
+
+    print_message("match: \"%s\"\n", expr);
+    assert_int_equal(hostlist_expand(expr, &hl), TS_OK);
+    assert_int_equal(hostpattern_parse(expr, &p), TS_OK);
+    for (size_t i = 0; i < hostlist_count(hl); i++)
+        assert_true(hostpattern_contains(p, hostlist_nth(hl, i)));
+    for (size_t i = 0; i < nothers; i++)
+        assert_int_equal(hostpattern_contains(p, others[i]), hostlist_find(hl, others[i]) >= 0);
+    /* tallying the distinct names completes it, and one short does not */
+    hostlist_uniq(hl);
+    assert_int_equal(hostpattern_size(p), hostlist_count(hl));
+    for (size_t i = 0; i < hostlist_count(hl); i++)
+        assert_true(hostpattern_tally(p, hostlist_nth(hl, i)));
+    assert_true(hostpattern_complete(p));
+    hostpattern_tally_reset(p);
+    for (size_t i = 1; i < hostlist_count(hl); i++)
+        hostpattern_tally(p, hostlist_nth(hl, i));
+    assert_false(hostpattern_complete(p));
+    hostpattern_destroy(p);
+    hostlist_destroy(hl);
+}
+
+#define AGREES(expr, ...)                                                                 \
+    check_agrees(expr, (const char *const[]){__VA_ARGS__},                                \
+                 sizeof((const char *const[]){__VA_ARGS__}) / sizeof(const char *))
+
+static void test_match_agrees_with_expansion(void **state)
+{
+    (void)state;
+    AGREES("n[1-3,5],m7", "n4", "n6", "n0", "n01", "m", "n", "m07", "n1x", "xn1");
+    AGREES("nid[00011-00012]", "nid11", "nid0011", "nid000011", "nid00013");
+    AGREES("n[9-10]", "n09", "n010", "n8", "n11");
+    AGREES("n[09-10]", "n9", "n010", "n08", "n11");
+    AGREES("n[098-101]", "n98", "n0100", "n102", "n097");
+    AGREES("n[0-2]", "n00", "n3");
+    AGREES("n[00-02]", "n0", "n2", "n03");
+    AGREES("n[1-03]", "n01", "n03", "n4");
+    AGREES("n[1,02-03]", "n2", "n01", "n1");
+    AGREES("rack[1-2]-n[01-02]", "rack1-n1", "rack3-n01", "rack1-n03", "rack12-n01");
+    AGREES("n[1-2][3-4]", "n12", "n34", "n134", "n3");
+    AGREES("[1-2][1-2]", "1", "13", "111");
+    AGREES("n[1-2]0", "n10", "n20", "n100", "n0", "n30");
+    AGREES("a1[0-9]", "a1", "a10", "a19", "a110");
+    AGREES("n[1-100],n[50-150]", "n0", "n151", "n050");
+    AGREES("x,x,y[1-2],y[2-1000]", "y0", "y1001", "x1");
+    AGREES("0,00,000,0000", "00000", "1");
+    AGREES("n-1.example.org", "n-1", "n-2.example.org");
+    AGREES("r[1,3]c[7]s[0-1],x", "r2c7s0", "r1c7s2", "r1c8s0");
+}
+
+/* The attack: a quarter-kilobyte prefix and a million numbers, matched in a few look-ups
+ * and with memory for the text, not for the names. */
+static void test_match_huge_list(void **state)
+{
+    struct hostpattern *p = NULL;
+    char *expr = repeat('a', 240, "[1-1000000]");
+    char *yes = repeat('a', 240, "500000");
+    char *no = repeat('a', 240, "1000001");
+    char *padded = repeat('a', 240, "0500000");
+
+    (void)state;
+    assert_int_equal(hostpattern_parse(expr, &p), TS_OK);
+    assert_int_equal(hostpattern_size(p), 1000000);
+    assert_true(hostpattern_contains(p, yes));
+    assert_false(hostpattern_contains(p, no));
+    assert_false(hostpattern_contains(p, padded));
+    assert_false(hostpattern_contains(p, "n1"));
+    /* a set of two names is not all of it */
+    assert_true(hostpattern_tally(p, yes));
+    assert_false(hostpattern_tally(p, "n1"));
+    assert_false(hostpattern_complete(p));
+    hostpattern_destroy(p);
+    free(expr);
+    free(yes);
+    free(no);
+    free(padded);
+}
+
+static void test_match_complete(void **state)
+{
+    struct hostpattern *p = NULL;
+
+    (void)state;
+    /* a name that several items mean still completes each of them */
+    assert_int_equal(hostpattern_parse("n1,n[1-2],n[2,1]", &p), TS_OK);
+    assert_int_equal(hostpattern_size(p), 3); /* n1 alone, and n[1-2] merged with n[2,1] */
+    assert_true(hostpattern_tally(p, "n1"));
+    assert_true(hostpattern_tally(p, "n2"));
+    assert_false(hostpattern_tally(p, "n3"));
+    assert_true(hostpattern_complete(p));
+    hostpattern_destroy(p);
+    /* groups that touch may mean one name twice: refused as incomplete, never accepted
+     * wrongly */
+    assert_int_equal(hostpattern_parse("[1,11][1,11]", &p), TS_OK);
+    assert_true(hostpattern_tally(p, "11"));
+    assert_true(hostpattern_tally(p, "111"));
+    assert_true(hostpattern_tally(p, "1111"));
+    assert_false(hostpattern_complete(p));
+    hostpattern_destroy(p);
+    /* nothing, and an empty expression */
+    assert_int_equal(hostpattern_parse("", &p), TS_OK);
+    assert_false(hostpattern_contains(p, "n1"));
+    assert_true(hostpattern_complete(p));
+    assert_int_equal(hostpattern_size(p), 0);
+    hostpattern_destroy(p);
+    assert_int_equal(hostpattern_parse(NULL, &p), TS_OK);
+    hostpattern_destroy(p);
+    hostpattern_destroy(NULL);
+    assert_false(hostpattern_contains(NULL, "n1"));
+    /* malformed text is refused as hostlist_expand refuses it */
+    assert_int_equal(hostpattern_parse("n[1-", &p), TS_EHOSTLIST);
+    assert_null(p);
+    assert_int_equal(hostpattern_parse("a,,b", &p), TS_EHOSTLIST);
+}
+
+static void test_match_multi_items_bounded(void **state)
+{
+    struct hostpattern *p = NULL;
+    size_t n = HOSTLIST_MAX_MULTI_ITEMS + 1;
+    char *s = malloc(n * 16 + 1);
+    size_t len = 0;
+
+    (void)state;
+    assert_non_null(s);
+    for (size_t i = 0; i < n; i++)
+        len += (size_t)sprintf(s + len, "%sa[1]b[%zu]", i ? "," : "", i);
+    assert_int_equal(hostpattern_parse(s, &p), TS_ETOOBIG);
+    assert_null(p);
+    *strrchr(s, ',') = '\0';
+    assert_int_equal(hostpattern_parse(s, &p), TS_OK);
+    assert_true(hostpattern_contains(p, "a1b255"));
+    assert_false(hostpattern_contains(p, "a1b256"));
+    hostpattern_destroy(p);
+    free(s);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -418,6 +609,11 @@ int main(void)
         cmocka_unit_test(test_uniq),
         cmocka_unit_test(test_uniq_order),
         cmocka_unit_test(test_round_trips),
+        cmocka_unit_test(test_parser_bounds),
+        cmocka_unit_test(test_match_agrees_with_expansion),
+        cmocka_unit_test(test_match_huge_list),
+        cmocka_unit_test(test_match_complete),
+        cmocka_unit_test(test_match_multi_items_bounded),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
