@@ -344,7 +344,11 @@ static void test_suspend_resume_requeue(void **state)
  * nothing of the old job is left running. */
 static void test_node_daemon_killed(void **state)
 {
-    unsigned id = SUBMIT("-w", "n4", "--wrap=sleep 313");
+    /* a duration of its own names the job's process (other clusters may run on the host) */
+    char nap[32], wrap[64];
+    snprintf(nap, sizeof(nap), "sleep 313.%d", (int)getpid());
+    snprintf(wrap, sizeof(wrap), "--wrap=%s", nap);
+    unsigned id = SUBMIT("-w", "n4", wrap);
     unsigned again_later = SUBMIT("-w", "n4", "--requeue", "--wrap=sleep 1");
     wait_for(id, "%T", "RUNNING\n", 20);
     wait_for(again_later, "%T", "RUNNING\n", 20);
@@ -358,13 +362,17 @@ static void test_node_daemon_killed(void **state)
     result_free(&r);
     assert_int_equal(harness_noded_start(&cluster, 4), 0);
     assert_int_equal(harness_wait_nodes(&cluster, NODES, 15000), 0);
-    /* the old "sleep 313" was killed by the restarted daemon */
-    sleep(1);
-    char *argv[] = {"/usr/bin/pgrep", "-f", "sleep 313", NULL};
-    char *out = NULL;
-    int rc = harness_run(argv, NULL, &out, NULL, 5000);
+    /* the old sleep is killed by the restarted daemon */
+    char *argv[] = {"/usr/bin/pgrep", "-f", nap, NULL};
+    int rc = 0;
+    for (int i = 0; i < 100 && rc != 1; i++) {
+        char *out = NULL;
+        rc = harness_run(argv, NULL, &out, NULL, 5000);
+        free(out);
+        if (rc != 1)
+            usleep(100000);
+    }
     assert_int_equal(rc, 1); /* pgrep: nothing matched */
-    free(out);
     unsigned again = SUBMIT("-w", "n4", "--wrap=true");
     wait_for(again, "%T", "COMPLETED\n", 20);
     wait_for(again_later, "%T", "COMPLETED\n", 20);
