@@ -14,6 +14,8 @@
 #include "common/timefmt.h"
 #include "common/version.h"
 
+#include <errno.h>
+#include <fcntl.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -210,6 +212,97 @@ static int show_jobs(struct scontrol *s, const char *id)
     jobfmt_ctx_destroy(ctx);
     tessera__response__free_unpacked(resp, NULL);
     return 0;
+}
+
+/* "scontrol write batch_script JOB [FILE]": the job's script (a het job's leader's), for
+ * its owner or an administrator only, into FILE (default slurm-<JOB>.sh here; "-" is
+ * standard output). The file is opened as whoever runs the command, only once the script
+ * came back, and never through a symbolic link. */
+static int write_script_file(const char *path, const char *script)
+{
+    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_CLOEXEC, 0666);
+    FILE *f = fd >= 0 ? fdopen(fd, "w") : NULL;
+    if (!f) {
+        fprintf(stderr, "failed to open file `%s`: %s\n", path, strerror(errno));
+        if (fd >= 0)
+            close(fd);
+        return 1;
+    }
+    int bad = fputs(script, f) == EOF;
+    bad |= fclose(f) != 0;
+    if (bad) {
+        fprintf(stderr, "failed to write file `%s`: %s\n", path, strerror(errno));
+        return 1;
+    }
+    return 0;
+}
+
+static Tessera__Response *fetch_script(struct scontrol *s, const char *id)
+{
+    Tessera__JobScriptRequest js = TESSERA__JOB_SCRIPT_REQUEST__INIT;
+    js.job_id = (char *)id;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_JOB_SCRIPT;
+    req.job_script = &js;
+    Tessera__Response *resp = NULL;
+    int err = ctl_call(&s->ctl, &req, &resp);
+    const char *why = NULL;
+    if (err == TS_ECONNECT)
+        why = "Unable to contact slurm controller (connect failure)";
+    else if (err)
+        why = ctl_error_text(&s->ctl)[0] ? ctl_error_text(&s->ctl) : ts_strerror(err);
+    else if (resp->error)
+        why = resp->error->text;
+    else if (resp->msg_case != TESSERA__RESPONSE__MSG_JOB_SCRIPT)
+        why = "unexpected response from the controller";
+    if (why) {
+        fprintf(stderr, "job script retrieval failed: %s\n", why);
+        if (resp)
+            tessera__response__free_unpacked(resp, NULL);
+        return NULL;
+    }
+    return resp;
+}
+
+static int write_batch_script(struct scontrol *s, const char *id, const char *file)
+{
+    if (need_conf(s))
+        return 1;
+    Tessera__Response *resp = fetch_script(s, id);
+    if (!resp)
+        return 1;
+    const char *script = resp->job_script->script;
+    int rc;
+    if (file && !strcmp(file, "-")) {
+        rc = fputs(script, stdout) == EOF;
+    } else {
+        /* named after the job's number as typed: "93+1" writes slurm-93.sh */
+        char path[64];
+        if (!file) {
+            snprintf(path, sizeof(path), "slurm-%lu.sh", strtoul(id, NULL, 10));
+            file = path;
+        }
+        rc = write_script_file(file, script);
+        if (!rc)
+            printf("batch script for job %lu written to %s\n", strtoul(id, NULL, 10), file);
+    }
+    tessera__response__free_unpacked(resp, NULL);
+    return rc;
+}
+
+static int cmd_write(struct scontrol *s, int argc, char **argv)
+{
+    /* Slurm takes any abbreviation of the keyword down to "batch" */
+    size_t len = strlen(argv[1]);
+    if (len < 5 || strncasecmp(argv[1], "batch_script", len) != 0) {
+        fprintf(stderr, "invalid write argument:%s\n", argv[1]);
+        return 1;
+    }
+    if (argc < 3) {
+        fprintf(stderr, "too few arguments for keyword:write\n");
+        return 1;
+    }
+    return write_batch_script(s, argv[2], argc > 3 ? argv[3] : NULL);
 }
 
 /* "scontrol show step [J.S | J]": running steps, and ended ones still remembered. */
@@ -644,6 +737,7 @@ static const struct {
     {"uhold", 1, 255, cmd_uhold},
     {"update", 1, 255, cmd_update},
     {"version", 0, 0, cmd_version},
+    {"write", 1, 3, cmd_write},
 };
 
 static int run_command(struct scontrol *s, int argc, char **argv)
@@ -719,6 +813,8 @@ static void usage(FILE *out)
             "     show hostnames [LIST]     print one host name per line\n"
             "     show hostlist LIST        print the ranged form of LIST\n"
             "     show hostlistsorted LIST  sorted, duplicates removed\n"
+            "     write batch_script ID [FILE]  the job's script into FILE (default\n"
+            "                               slurm-ID.sh; \"-\": standard output)\n"
             "     quit, exit                leave interactive mode\n"
             "\n"
             "    Without <COMMAND>, commands are read from standard input.\n");

@@ -114,6 +114,7 @@
     X(TS_ESCRIPT_TOOBIG, 1046, "Batch job script is larger than the controller accepts") \
     X(TS_EENV_TOOBIG, 1047, "Job environment is larger than the controller accepts")   \
     X(TS_EPATH_TOOLONG, 1048, "File name pattern is too long")                          \
+    X(TS_ENO_BATCH_SCRIPT, 1055, "Job script not specified")                            \
                                                                                          \
     X(TS_ECRED_INVALID, 1100, "Invalid job credential")                                 \
     X(TS_ECRED_EXPIRED, 1101, "Job credential expired")                                 \

@@ -7,12 +7,10 @@
 #include "common/hostlist.h"
 #include "common/jobfmt_int.h"
 #include "common/jobstate.h"
+#include "common/namecache.h"
 #include "common/timefmt.h"
 
-#include <errno.h>
-#include <grp.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -64,70 +62,18 @@ void jobfmt_ctx_destroy(struct jobfmt_ctx *ctx)
     free(ctx);
 }
 
-/* getpwuid_r/getgrgid_r want a buffer whose size sysconf only suggests; retry larger on
- * ERANGE rather than trusting it. */
-static char *lookup_user(uint32_t uid)
-{
-    struct passwd pw, *res = NULL;
-    size_t len = 1024;
-
-    for (int tries = 0; tries < 8; tries++, len *= 4) {
-        char *buf = malloc(len);
-        int rc;
-
-        if (!buf)
-            return NULL;
-        rc = getpwuid_r((uid_t)uid, &pw, buf, len, &res);
-        if (rc == 0 && res) {
-            char *name = strdup(pw.pw_name);
-            free(buf);
-            return name;
-        }
-        free(buf);
-        if (rc != ERANGE)
-            return NULL;
-    }
-    return NULL;
-}
-
-static char *lookup_group(uint32_t gid)
-{
-    struct group gr, *res = NULL;
-    size_t len = 1024;
-
-    for (int tries = 0; tries < 8; tries++, len *= 4) {
-        char *buf = malloc(len);
-        int rc;
-
-        if (!buf)
-            return NULL;
-        rc = getgrgid_r((gid_t)gid, &gr, buf, len, &res);
-        if (rc == 0 && res) {
-            char *name = strdup(gr.gr_name);
-            free(buf);
-            return name;
-        }
-        free(buf);
-        if (rc != ERANGE)
-            return NULL;
-    }
-    return NULL;
-}
-
-/* The cached name, looked up once per id; an unknown id is cached as its number so that
- * a queue of a thousand jobs of a deleted user asks NSS once. */
-static const char *cached_name(struct hashmap *map, uint32_t id, char *(*lookup)(uint32_t))
+/* The name, looked up once per context (through the name cache when the context has
+ * one); an unknown id is kept as its number so that a queue of a thousand jobs of a
+ * deleted user asks NSS once. */
+static const char *cached_name(struct jobfmt_ctx *ctx, struct hashmap *map,
+                               enum namecache_kind kind, uint32_t id)
 {
     char *name = map ? hashmap_get_u32(map, id) : NULL;
-    char num[16];
+    char buf[NAMECACHE_NAME_MAX];
 
     if (name)
         return name;
-    name = lookup(id);
-    if (!name) {
-        snprintf(num, sizeof(num), "%" PRIu32, id);
-        name = strdup(num);
-    }
+    name = strdup(namecache_name(ctx->names, kind, id, buf, sizeof(buf)));
     if (!name)
         return "?";
     if (!map || hashmap_put_u32(map, id, name) != 0) {
@@ -137,14 +83,19 @@ static const char *cached_name(struct hashmap *map, uint32_t id, char *(*lookup)
     return name;
 }
 
+void jobfmt_ctx_set_names(struct jobfmt_ctx *ctx, struct namecache *names)
+{
+    ctx->names = names;
+}
+
 const char *jobfmt_user_name(struct jobfmt_ctx *ctx, uint32_t uid)
 {
-    return cached_name(ctx->users, uid, lookup_user);
+    return cached_name(ctx, ctx->users, NAMECACHE_USER, uid);
 }
 
 const char *jobfmt_group_name(struct jobfmt_ctx *ctx, uint32_t gid)
 {
-    return cached_name(ctx->groups, gid, lookup_group);
+    return cached_name(ctx, ctx->groups, NAMECACHE_GROUP, gid);
 }
 
 /* ---- shared values -------------------------------------------------------------------- */

@@ -29,6 +29,9 @@ time_t jobfmt_ctx_now(const struct jobfmt_ctx *ctx);
 /* User and group names for ids (cached; the number as text when unknown). */
 const char *jobfmt_user_name(struct jobfmt_ctx *ctx, uint32_t uid);
 const char *jobfmt_group_name(struct jobfmt_ctx *ctx, uint32_t gid);
+/* Take names from a name cache (the controller's) instead of asking the system. */
+struct namecache;
+void jobfmt_ctx_set_names(struct jobfmt_ctx *ctx, struct namecache *names);
 
 /* Compile a "-o/--format" string ("%.18i %.9P %R", with literal text between fields) or a
  * "-O/--Format" list ("JobID:10,Name:.20,State"). Errors (ts_err TS_EOPTVALUE) name the

@@ -18,6 +18,7 @@ struct jobfmt_ctx {
     time_t now;
     struct hashmap *users;  /* uid -> malloc'd name */
     struct hashmap *groups; /* gid -> malloc'd name */
+    struct namecache *names; /* where names come from (NULL: the system, directly) */
 };
 
 /* Large enough for any value squeue prints; longer values are cut (only free text such

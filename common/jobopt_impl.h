@@ -166,7 +166,6 @@ int jobopt_script_directives(enum jobopt_cmd cmd, const char *text, struct jobop
 /* Values (jobopt_value.c). */
 int jobopt_parse_u64(const char *s, uint64_t max, uint64_t *v); /* strictly decimal */
 int jobopt_check_dependency(const char *s);
-int jobopt_check_licenses(const char *s);
 int jobopt_norm_mail_type(const char *s, char **out);
 
 #endif

@@ -10,6 +10,7 @@
 #include "common/errors.h"
 #include "common/hostlist.h"
 #include "common/idset.h"
+#include "common/licenses.h"
 #include "common/timefmt.h"
 
 #include <stdio.h>
@@ -409,7 +410,7 @@ static int set_mail_type(struct jobopt_ctx *c, const struct jobopt_def *def, con
 
 static int set_licenses(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
 {
-    if (jobopt_check_licenses(arg) != TS_OK)
+    if (licenses_check(arg) != TS_OK)
         return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid --licenses specification");
     return store_str(c, def, arg);
 }

@@ -1,4 +1,5 @@
-/* Syntax checks of option values: numbers, sizes, dependencies, licenses, mail types.
+/* Syntax checks of option values: numbers, sizes, dependencies, mail types (licences:
+ * common/licenses.c).
  *
  * All numbers are strictly decimal (no sign, no spaces, no "0x"): Slurm reads many of
  * them with strtol and accepts "+3" or "4294967296" (which wraps to 0); a job request is
@@ -161,35 +162,6 @@ int jobopt_check_dependency(const char *s)
         if ((*s != ',' && *s != '?') || (sep && *s != sep))
             return TS_EOPTVALUE;
         sep = *s++;
-    }
-}
-
-/* ---- licenses ------------------------------------------------------------------------ */
-
-static int is_license_char(char c)
-{
-    return isalnum((unsigned char)c) || c == '_' || c == '-' || c == '.' || c == '@';
-}
-
-int jobopt_check_licenses(const char *s)
-{
-    for (;;) {
-        const char *start = s;
-        uint64_t count;
-
-        while (is_license_char(*s))
-            s++;
-        if (s == start)
-            return TS_EOPTVALUE;
-        if (*s == ':') {
-            s++;
-            if (read_uint(&s, UINT32_MAX, &count) != TS_OK || count == 0)
-                return TS_EOPTVALUE;
-        }
-        if (*s == '\0')
-            return TS_OK;
-        if (*s++ != ',')
-            return TS_EOPTVALUE;
     }
 }
 

@@ -19,6 +19,7 @@
 #include "common/daemon.h"
 #include "common/errors.h"
 #include "common/log.h"
+#include "common/namecache.h"
 #include "common/loop.h"
 #include "common/rpc_server.h"
 #include "common/store.h"
@@ -186,6 +187,8 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
     if (err)
         goto error;
     err = TS_ENOMEM;
+    if (!(c->names = namecache_create(NULL)))
+        goto error;
     if (!(c->conf_path = strdup(conf_locate(opts->conf_path))))
         goto error;
     if ((err = conf_load(c->conf_path, &c->conf, errbuf, errlen)))
@@ -307,6 +310,7 @@ int ctld_destroy(struct ctld *c)
     policy_files_take(c, &none);
     conf_free(c->conf);
     free(c->conf_path);
+    namecache_destroy(c->names);
     free(c);
     return err;
 }

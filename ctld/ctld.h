@@ -30,6 +30,7 @@ struct filter_submission;
 struct activation;
 struct store;
 struct rpc_server;
+struct namecache;
 
 /* Version of the LMDB layout this controller writes (the "meta" record). */
 #define CTLD_SCHEMA_VERSION 1
@@ -76,6 +77,10 @@ struct ctld {
     struct filter_run *filters;
     struct filter_submission *submissions;
     struct activation *activations;   /* standing activation verdicts (filter_activate.c) */
+
+    /* user and group names: every name the loop needs comes from here, so a slow NSS
+     * costs a lookup per id every few minutes, not one per job (common/namecache.h) */
+    struct namecache *names;
 };
 
 struct ctld_options {

@@ -19,14 +19,12 @@
 #include "common/conf.h"
 #include "common/errors.h"
 #include "common/fairshare.h"
-#include "common/hashmap.h"
 #include "common/log.h"
+#include "common/namecache.h"
 #include "common/policy.h"
 #include "common/rpc_server.h"
 #include "common/store.h"
 
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -38,8 +36,6 @@ struct fairshare_usage {
     struct fairshare *tree;
     time_t updated;           /* usage charged and decayed up to here */
     time_t next_sync;
-    struct hashmap *users;    /* uid -> name (char *) */
-    struct hashmap *groups;   /* gid -> name */
 };
 
 int fairshare_usage_load_tree(const struct conf *conf, const struct policy *policy,
@@ -131,11 +127,7 @@ static int restore(struct ctld *c, char *errbuf, size_t errlen)
 int fairshare_usage_init(struct ctld *c, struct fairshare *tree, char *errbuf, size_t errlen)
 {
     struct fairshare_usage *fu = calloc(1, sizeof(*fu));
-    if (!fu || !(fu->users = hashmap_create()) || !(fu->groups = hashmap_create())) {
-        if (fu) {
-            hashmap_destroy(fu->users);
-            free(fu);
-        }
+    if (!fu) {
         fairshare_destroy(tree);
         return TS_ENOMEM;
     }
@@ -167,17 +159,6 @@ void fairshare_usage_replace_tree(struct ctld *c, struct fairshare *tree)
     fu->tree = tree;
 }
 
-static void free_names(struct hashmap *m)
-{
-    size_t cursor = 0;
-    const void *key;
-    size_t klen;
-    void *val;
-    while (m && hashmap_next(m, &cursor, &key, &klen, &val))
-        free(val);
-    hashmap_destroy(m);
-}
-
 void fairshare_usage_fini(struct ctld *c)
 {
     struct fairshare_usage *fu = c->fairshare;
@@ -186,40 +167,12 @@ void fairshare_usage_fini(struct ctld *c)
     if (c->store)
         save(c);
     fairshare_destroy(fu->tree);
-    free_names(fu->users);
-    free_names(fu->groups);
     free(fu);
     c->fairshare = NULL;
 }
 
 /* ------------------------------------------------------------------------------------ */
 /* entities */
-
-/* A user's or group's name, looked up once (the event loop should not wait on NSS for
- * every job of every cycle); the number when there is none. */
-static const char *id_name(struct hashmap *cache, uint32_t id, int group)
-{
-    const char *known = hashmap_get_u32(cache, id);
-    if (known)
-        return known;
-    char tmp[4096], name[64];
-    snprintf(name, sizeof(name), "%u", id);
-    if (group) {
-        struct group gr, *res = NULL;
-        if (getgrgid_r((gid_t)id, &gr, tmp, sizeof(tmp), &res) == 0 && res)
-            snprintf(name, sizeof(name), "%s", gr.gr_name);
-    } else {
-        struct passwd pw, *res = NULL;
-        if (getpwuid_r((uid_t)id, &pw, tmp, sizeof(tmp), &res) == 0 && res)
-            snprintf(name, sizeof(name), "%s", pw.pw_name);
-    }
-    char *copy = strdup(name);
-    if (!copy || hashmap_put_u32(cache, id, copy)) {
-        free(copy);
-        return NULL;
-    }
-    return copy;
-}
 
 int fairshare_usage_entity(struct ctld *c, const Tessera__JobRecord *r, time_t now)
 {
@@ -228,13 +181,19 @@ int fairshare_usage_entity(struct ctld *c, const Tessera__JobRecord *r, time_t n
         return -1;
     const struct policy_set *s = ctld_policy_now(c, now);
     enum policy_entity kind = s ? s->fairshare_entity : POLICY_ENTITY_USER;
-    const char *name = NULL;
+    /* names through the controller's cache: this runs for every job of every cycle */
+    char buf[NAMECACHE_NAME_MAX];
+    const char *name;
     switch (kind) {
     case POLICY_ENTITY_ACCOUNT: name = r->desc->account ? r->desc->account : ""; break;
-    case POLICY_ENTITY_GROUP: name = id_name(fu->groups, r->desc->group_id, 1); break;
-    default: name = id_name(fu->users, r->desc->user_id, 0); break;
+    case POLICY_ENTITY_GROUP:
+        name = namecache_name(c->names, NAMECACHE_GROUP, r->desc->group_id, buf, sizeof(buf));
+        break;
+    default:
+        name = namecache_name(c->names, NAMECACHE_USER, r->desc->user_id, buf, sizeof(buf));
+        break;
     }
-    return name ? fairshare_entity(fu->tree, name) : -1;
+    return fairshare_entity(fu->tree, name);
 }
 
 int fairshare_usage_wanted(const struct ctld *c, time_t now)

@@ -15,6 +15,7 @@
  */
 #include "ctld/ctld.h"
 #include "ctld/job.h"
+#include "ctld/job_private.h"
 #include "ctld/rpc.h"
 #include "ctld/store_guard.h"
 
@@ -76,6 +77,12 @@ static void answer(struct alloc_waiter *w, struct job *leader)
     }
     for (size_t i = 0; i < n; i++)
         recs[i] = job_component(leader, i)->rec;
+    struct job_public *pub = job_public_records(recs, n); /* no private data in answers */
+    if (!pub) {
+        free(recs);
+        rpc_respond_error(w->req, TS_ENOMEM, NULL);
+        return;
+    }
     Tessera__AllocWaitResponse aw = TESSERA__ALLOC_WAIT_RESPONSE__INIT;
     aw.components = recs;
     aw.n_components = n;
@@ -87,6 +94,7 @@ static void answer(struct alloc_waiter *w, struct job *leader)
     int err = rpc_respond(w->req, &resp);
     if (!alive)
         err = TS_ECLOSED;
+    job_public_free(pub);
     free(recs);
     const Tessera__JobRecord *r = leader->rec;
     if (err == TS_ECLOSED && !w->c->alloc_closed && !w->until_end && r->state == TESSERA__JOB_STATE__JOB_RUNNING &&

@@ -22,12 +22,12 @@
 #include "common/jobfmt.h"
 #include "common/jobstate.h"
 #include "common/log.h"
+#include "common/namecache.h"
 #include "common/pbutil.h"
 #include "common/rpc_peer.h"
 #include "common/select.h"
 #include "common/store.h"
 
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -442,17 +442,6 @@ static void launch_answered(void *arg, int err, const Tessera__Response *resp)
     }
 }
 
-/* A user's name for SLURM_JOB_USER and for the daemon's group lookup. */
-static void user_name(uint32_t uid, char *buf, size_t len)
-{
-    struct passwd pw, *res = NULL;
-    char tmp[4096];
-    if (getpwuid_r((uid_t)uid, &pw, tmp, sizeof(tmp), &res) == 0 && res)
-        snprintf(buf, len, "%s", pw.pw_name);
-    else
-        snprintf(buf, len, "%u", uid);
-}
-
 /* jobfmt's path keeps "%N" and "%%" (scontrol shows them so); the file is named with
  * them expanded: the batch host, and a lone percent. */
 static char *file_path(const Tessera__JobRecord *r, enum jobfmt_stream which,
@@ -485,7 +474,8 @@ static int build_launch(struct ctld *c, struct job *leader, Tessera__BatchLaunch
 {
     const Tessera__JobRecord *lr = leader->rec;
     const Tessera__JobDesc *d = lr->desc;
-    user_name(d->user_id, uname, ulen);
+    /* SLURM_JOB_USER, and the daemon's group lookup */
+    namecache_name(c->names, NAMECACHE_USER, d->user_id, uname, ulen);
     const Tessera__JobRecord *comps[128];
     size_t n = job_ncomponents(leader);
     for (size_t i = 0; i < n && i < 128; i++)
@@ -498,6 +488,7 @@ static int build_launch(struct ctld *c, struct job *leader, Tessera__BatchLaunch
         jobfmt_ctx_destroy(fctx);
         return TS_ENOMEM;
     }
+    jobfmt_ctx_set_names(fctx, c->names);
     bl->job_id = lr->job_id;
     bl->uid = d->user_id;
     bl->gid = d->group_id;

@@ -11,6 +11,7 @@
 #include "common/errors.h"
 #include "common/features.h"
 #include "common/jobstate.h"
+#include "common/licenses.h"
 #include "common/log.h"
 #include "common/pbutil.h"
 
@@ -191,9 +192,13 @@ int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset
         return err;
     if (s->part->state == CONF_PART_DRAIN || s->part->state == CONF_PART_INACTIVE)
         return TS_EPARTITION_NOT_AVAIL;
-    if (d->licenses && *d->licenses && !conf->activation_filters && !s->part->activation_filters)
-        /* Licences are counted by activation filters (docs/filters.md, the licences
-         * example); without any, a request is one that cannot be met. */
+    /* Licences are counted by activation filters (docs/filters.md, the licences example),
+     * which trust their form: the controller checks it for every request, whoever sent
+     * it. Licences belong to the first component only. Without any filter, a request is
+     * one that cannot be met. */
+    if (d->licenses && *d->licenses &&
+        (licenses_check(d->licenses) || offset > 0 ||
+         (!conf->activation_filters && !s->part->activation_filters)))
         return TS_EINVALID_LICENSES;
     if ((err = check_privileges(d, admin)))
         return err;

@@ -26,6 +26,7 @@ static const char *const updatable[] = {
     "constraint", "exclude", "nodelist", "ntasks_per_node", "exclusive", "begin_time",
     "deadline", "dependency", "nice", "priority", "requeue", "comment", "work_dir",
     "mail_type", "mail_user", "std_out", "std_err", "std_in", "open_mode", "hold_until",
+    "licenses", /* checked again as at submission (job_check_component) */
 };
 
 static int is_updatable(const char *name)

@@ -65,6 +65,9 @@ void ctld_submit_finish(struct ctld *c, struct rpc_request *req,
 void ctld_handle_job_query(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_job_action(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_job_update(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+/* scontrol write batch_script: a job's private data, to its owner or an administrator
+ * (ctld/job_private.c). */
+void ctld_handle_job_script(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_alloc_wait(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_job_finish(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_step_create(struct rpc_request *req, const Tessera__Request *msg, void *arg);

@@ -2,6 +2,7 @@
  * change state answer only after the change is durable (store_after_commit). */
 #include "ctld/ctld.h"
 #include "ctld/job.h"
+#include "ctld/job_private.h"
 #include "ctld/sched.h"
 #include "ctld/rpc.h"
 #include "ctld/filter_submit.h"
@@ -280,6 +281,10 @@ void ctld_handle_job_query(struct rpc_request *req, const Tessera__Request *msg,
     for (struct job *j = c->jobs.head; !err && !q->n_job_ids && j; j = j->next)
         if (j->rec->job_id > q->after_job_id && job_filter_matches(&f, j))
             err = select_add(&s, j);
+    /* scripts, environments and arguments never leave in a query (ctld/job_private.h) */
+    struct job_public *pub = err ? NULL : job_public_records(s.recs, s.n);
+    if (!err && !pub)
+        err = TS_ENOMEM;
     if (err) {
         rpc_respond_error(req, err, NULL);
     } else {
@@ -297,6 +302,7 @@ void ctld_handle_job_query(struct rpc_request *req, const Tessera__Request *msg,
         resp.job_query = &jq;
         rpc_respond(req, &resp);
     }
+    job_public_free(pub);
     free(s.recs);
     hashmap_destroy(s.seen);
 }

@@ -24,12 +24,12 @@
 #include "common/jobid.h"
 #include "common/jobstate.h"
 #include "common/log.h"
+#include "common/namecache.h"
 #include "common/pbutil.h"
 #include "common/rpc_peer.h"
 #include "common/steplayout.h"
 #include "common/store.h"
 
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -233,16 +233,6 @@ static int node_addr(void *arg, const char *name, const char **addr, uint16_t *p
     return TS_OK;
 }
 
-static void user_name(uint32_t uid, char *buf, size_t len)
-{
-    struct passwd pw, *res = NULL;
-    char tmp[4096];
-    if (getpwuid_r((uid_t)uid, &pw, tmp, sizeof(tmp), &res) == 0 && res)
-        snprintf(buf, len, "%s", pw.pw_name);
-    else
-        snprintf(buf, len, "%u", uid);
-}
-
 /* The per-component records of a new step, queued in the open batch. */
 static int record_step(struct ctld *c, struct job *j, const Tessera__StepLayout *l,
                        const Tessera__StepLayoutComponent *lc, const char *name, time_t now)
@@ -342,7 +332,7 @@ int step_create(struct ctld *c, const Tessera__StepCreateRequest *req, uid_t uid
             step_id = all[i].rec->next_step_id;
     }
     char uname[256];
-    user_name(leader->rec->desc->user_id, uname, sizeof(uname));
+    namecache_name(c->names, NAMECACHE_USER, leader->rec->desc->user_id, uname, sizeof(uname));
     time_t now = time(NULL);
     struct steplayout_input in = {
         .job_id = leader->rec->job_id,
