@@ -3,6 +3,7 @@
  * jobfmt_squeue.c, jobfmt_show.c and jobfmt_json.c. */
 #include "common/jobfmt.h"
 
+#include "common/arith.h"
 #include "common/hashmap.h"
 #include "common/hostlist.h"
 #include "common/jobfmt_int.h"
@@ -211,7 +212,7 @@ uint32_t jobfmt_min_cpus_node(const Tessera__JobRecord *job)
     uint32_t cpt = job->cpus_per_task ? job->cpus_per_task : 1;
 
     if (d->has_ntasks_per_node && d->ntasks_per_node > 0)
-        return cpt * d->ntasks_per_node;
+        return arith_mul_u32_sat(cpt, d->ntasks_per_node);
     return cpt;
 }
 

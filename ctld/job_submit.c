@@ -6,6 +6,7 @@
 #include "ctld/job.h"
 #include "ctld/sched.h"
 
+#include "common/arith.h"
 #include "common/conf.h"
 #include "common/errors.h"
 #include "common/features.h"
@@ -124,7 +125,7 @@ static int check_counts(const struct conf_partition *part, const Tessera__JobDes
     s->cpus_per_task = d->has_cpus_per_task ? d->cpus_per_task : 1;
     s->min_nodes = d->has_min_nodes ? d->min_nodes : 1;
     if (!d->has_min_nodes && d->has_ntasks && d->has_ntasks_per_node && d->ntasks_per_node)
-        s->min_nodes = (d->ntasks + d->ntasks_per_node - 1) / d->ntasks_per_node;
+        s->min_nodes = (uint32_t)(((uint64_t)d->ntasks + d->ntasks_per_node - 1) / d->ntasks_per_node);
     if (wanted_nodes > s->min_nodes)
         s->min_nodes = (uint32_t)wanted_nodes;
     if (s->min_nodes == 0 || s->cpus_per_task == 0)
@@ -133,28 +134,31 @@ static int check_counts(const struct conf_partition *part, const Tessera__JobDes
         return TS_ENODE_COUNT;
     if (s->min_nodes > part->max_nodes || (d->has_max_nodes && d->max_nodes < part->min_nodes))
         return TS_ENODE_COUNT;
-    s->ntasks = d->has_ntasks                                  ? d->ntasks
-                : d->has_ntasks_per_node && d->ntasks_per_node ? s->min_nodes * d->ntasks_per_node
-                                                               : s->min_nodes;
+    uint64_t ntasks = d->has_ntasks ? d->ntasks : s->min_nodes;
+    if (!d->has_ntasks && d->has_ntasks_per_node && d->ntasks_per_node &&
+        arith_mul_within(s->min_nodes, d->ntasks_per_node, UINT32_MAX, &ntasks))
+        return TS_ETOO_MANY_CPUS; /* more tasks than a count holds */
+    s->ntasks = (uint32_t)ntasks;
     if (s->ntasks == 0)
         return TS_ETASK_COUNT;
     return TS_OK;
 }
 
-/* Could the nodes that qualify ever hold the request? */
+/* Could the nodes that qualify ever hold the request? Products of the user's counts
+ * saturate (common/arith.h): one that overflows is larger than any cluster. */
 static int check_fit(const Tessera__JobDesc *d, const struct candidates *cand,
                      const struct job_sizing *s)
 {
     if (cand->count == 0 || s->min_nodes > cand->count)
         return TS_ENODE_CONFIG;
     if (s->cpus_per_task > cand->max_cpus ||
-        (d->has_ntasks_per_node && (uint64_t)d->ntasks_per_node * s->cpus_per_task > cand->max_cpus))
+        (d->has_ntasks_per_node && arith_mul_sat(d->ntasks_per_node, s->cpus_per_task) > cand->max_cpus))
         return TS_ENODE_CONFIG;
-    if ((uint64_t)s->ntasks * s->cpus_per_task > cand->total_cpus)
+    if (arith_mul_sat(s->ntasks, s->cpus_per_task) > cand->total_cpus)
         return TS_ETOO_MANY_CPUS;
     if (d->has_mem_per_node_mb && d->mem_per_node_mb > cand->max_mem_mb)
         return TS_EMEMORY;
-    if (d->has_mem_per_cpu_mb && d->mem_per_cpu_mb * s->cpus_per_task > cand->max_mem_mb)
+    if (d->has_mem_per_cpu_mb && arith_mul_sat(d->mem_per_cpu_mb, s->cpus_per_task) > cand->max_mem_mb)
         return TS_EMEMORY;
     return TS_OK;
 }
@@ -238,7 +242,7 @@ void job_apply_sizing(Tessera__JobRecord *r, const struct job_sizing *s)
     r->min_nodes = s->min_nodes;
     r->ntasks = s->ntasks;
     r->cpus_per_task = s->cpus_per_task;
-    r->min_cpus = s->ntasks * s->cpus_per_task;
+    r->min_cpus = arith_mul_u32_sat(s->ntasks, s->cpus_per_task); /* check_fit bounds it */
 }
 
 /* ------------------------------------------------------------------------------------ */
