@@ -12,6 +12,7 @@
 #include "common/features.h"
 #include "common/hashmap.h"
 #include "common/hostlist.h"
+#include "common/jobfmt.h"
 #include "common/jobstate.h"
 #include "common/log.h"
 #include "common/pbutil.h"
@@ -181,6 +182,43 @@ static int spread_tasks(const Tessera__JobDesc *d, const struct candidates *cand
     return TS_OK;
 }
 
+/* The partition's longest node name: what %N may become. */
+static const char *longest_node_name(const struct conf *conf, const struct conf_partition *part)
+{
+    const char *longest = "";
+    for (size_t i = 0; i < part->nnodes; i++) {
+        const char *name = conf->nodes[part->node_index[i]].name;
+        if (strlen(name) > strlen(longest))
+            longest = name;
+    }
+    return longest;
+}
+
+/* Each stream's pattern, and the file it names at its longest, must stay below PATH_MAX:
+ * the id is not given yet (ten digits, the widest), %N the partition's longest node name,
+ * %u a name as long as useradd allows (the real one is not looked up on the loop). The
+ * launch checks the real file names again (ctld/job_run.c). */
+#define LONGEST_USER_NAME 32
+static int check_paths(const struct conf *conf, const struct conf_partition *part,
+                       const Tessera__JobDesc *d)
+{
+    char user[LONGEST_USER_NAME + 1];
+    memset(user, 'u', LONGEST_USER_NAME);
+    user[LONGEST_USER_NAME] = '\0';
+    Tessera__JobRecord r = TESSERA__JOB_RECORD__INIT;
+    r.job_id = UINT32_MAX;
+    r.desc = (Tessera__JobDesc *)d;
+    struct jobfmt_path_fill fill = {.user = user, .host = longest_node_name(conf, part)};
+    static const enum jobfmt_stream streams[] = {JOBFMT_STDOUT, JOBFMT_STDERR, JOBFMT_STDIN};
+    int err = TS_OK;
+    for (size_t i = 0; !err && i < sizeof(streams) / sizeof(streams[0]); i++) {
+        char *path = NULL;
+        err = jobfmt_path_expand(&r, streams[i], &fill, &path);
+        free(path);
+    }
+    return err;
+}
+
 /* Options only administrators may use, and values no one may. */
 static int check_privileges(const Tessera__JobDesc *d, int admin)
 {
@@ -231,6 +269,8 @@ int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset
         return err;
     if (!d->work_dir || d->work_dir[0] != '/')
         return TS_EINVAL;
+    if ((err = check_paths(conf, s->part, d)))
+        return err;
     if ((err = check_fit(d, &cand, s)))
         return err;
     return spread_tasks(d, &cand, s);
