@@ -103,6 +103,17 @@ static void expect_controller_up(void)
                                                     NULL},                                    \
                               &(r)->out, &(r)->err))
 
+/* scontrol as nobody. */
+#define SCONTROL_AS_NOBODY(r, ...)                                                            \
+    ((r)->rc = harness_cmd_as(&cluster, NOBODY, "scontrol",                                   \
+                              (const char *const[]){__VA_ARGS__, NULL}, &(r)->out, &(r)->err))
+
+static void expect_ok_done(struct result *r)
+{
+    expect_ok(r);
+    result_free(r);
+}
+
 static unsigned submitted(struct result *r)
 {
     if (r->rc != 0)
@@ -204,33 +215,24 @@ static void test_update_pattern(void **state)
     char refusal[128]; /* scontrol's wording for a refused job update */
     snprintf(refusal, sizeof(refusal), "File name pattern is too long for job %u", id);
     char *pattern = many_hosts("StdOut=x", 400);
-    r.rc = harness_cmd_as(&cluster, NOBODY, "scontrol",
-                          (const char *const[]){"update", job, pattern, NULL}, &r.out, &r.err);
+    SCONTROL_AS_NOBODY(&r, "update", job, pattern);
     expect_refused(&r, refusal);
     free(pattern);
     pattern = many_hosts("StdErr=e", 400);
-    r.rc = harness_cmd_as(&cluster, NOBODY, "scontrol",
-                          (const char *const[]){"update", job, pattern, NULL}, &r.out, &r.err);
+    SCONTROL_AS_NOBODY(&r, "update", job, pattern);
     expect_refused(&r, refusal);
     free(pattern);
     expect_controller_up();
     snprintf(std_out, sizeof(std_out), "%s/before.out", outdir);
     assert_string_equal(show_field(id, "StdOut"), std_out);
 
-    r.rc = harness_cmd_as(&cluster, NOBODY, "scontrol",
-                          (const char *const[]){"update", job, "StdOut=u-%j-%N%N.out", NULL},
-                          &r.out, &r.err);
-    if (r.rc != 0)
-        fail_msg("update: %s", r.err);
-    result_free(&r);
+    SCONTROL_AS_NOBODY(&r, "update", job, "StdOut=u-%j-%N%N.out");
+    expect_ok_done(&r);
     restart_controller(SIGKILL);
     char sid[16];
     snprintf(sid, sizeof(sid), "%u", id);
-    r.rc = harness_cmd_as(&cluster, NOBODY, "scontrol",
-                          (const char *const[]){"release", sid, NULL}, &r.out, &r.err);
-    if (r.rc != 0)
-        fail_msg("release: %s", r.err);
-    result_free(&r);
+    SCONTROL_AS_NOBODY(&r, "release", sid);
+    expect_ok_done(&r);
     wait_for(id, "%T", "COMPLETED\n", 20);
     char name[256];
     snprintf(name, sizeof(name), "u-%u-%s%s.out", id, HOST, HOST);
@@ -278,11 +280,8 @@ static void test_stored_pattern_fails_launch(void **state)
     restart_controller(0);
     char sid[16];
     snprintf(sid, sizeof(sid), "%u", id);
-    r.rc = harness_cmd_as(&cluster, NOBODY, "scontrol",
-                          (const char *const[]){"release", sid, NULL}, &r.out, &r.err);
-    if (r.rc != 0)
-        fail_msg("release: %s", r.err);
-    result_free(&r);
+    SCONTROL_AS_NOBODY(&r, "release", sid);
+    expect_ok_done(&r);
     wait_for(id, "%T %r", "FAILED JobLaunchFailure\n", 20);
     expect_controller_up();
     restart_controller(SIGKILL);

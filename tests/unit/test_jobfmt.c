@@ -1138,10 +1138,9 @@ static void test_path_expand_many_hosts(void **state)
     f.desc.work_dir = (char *)"/w";
     /* 300 %N: 3,600 bytes plus "/w/x" fits; every copy is there */
     char *pattern = repeat("%N", 300, "");
-    char *full = malloc(strlen(pattern) + 1);
+    char *full = malloc(strlen(pattern) + 2);
     assert_non_null(full);
-    strcpy(full, "x");
-    strcat(full, pattern);
+    sprintf(full, "x%s", pattern);
     f.desc.std_out = full;
     char *expected = repeat(host, 300, "");
     char *with_dir = malloc(strlen(expected) + 5);
