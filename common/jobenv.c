@@ -50,6 +50,7 @@
  */
 #include "common/jobenv.h"
 
+#include "common/arith.h"
 #include "common/conf.h"
 #include "common/envbuf.h"
 #include "common/errors.h"
@@ -230,7 +231,7 @@ static int comp_init(struct comp *c, const Tessera__JobRecord *rec)
     if (d->has_ntasks && d->ntasks)
         c->ntasks = d->ntasks;
     else if (d->has_ntasks_per_node && d->ntasks_per_node)
-        c->ntasks = d->ntasks_per_node * c->nnodes;
+        c->ntasks = arith_mul_u32_sat(d->ntasks_per_node, c->nnodes);
     uint32_t cpt = rec->cpus_per_task ? rec->cpus_per_task
                    : (d->has_cpus_per_task && d->cpus_per_task) ? d->cpus_per_task
                                                                 : 1;

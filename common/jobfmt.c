@@ -3,6 +3,7 @@
  * jobfmt_squeue.c, jobfmt_show.c and jobfmt_json.c. */
 #include "common/jobfmt.h"
 
+#include "common/arith.h"
 #include "common/hashmap.h"
 #include "common/hostlist.h"
 #include "common/jobfmt_int.h"
@@ -162,7 +163,7 @@ uint32_t jobfmt_min_cpus_node(const Tessera__JobRecord *job)
     uint32_t cpt = job->cpus_per_task ? job->cpus_per_task : 1;
 
     if (d->has_ntasks_per_node && d->ntasks_per_node > 0)
-        return cpt * d->ntasks_per_node;
+        return arith_mul_u32_sat(cpt, d->ntasks_per_node);
     return cpt;
 }
 
@@ -308,72 +309,6 @@ char *jobfmt_memstream_done(FILE *f, char **text)
         return NULL;
     }
     return *text;
-}
-
-/* ---- standard streams ------------------------------------------------------------- */
-
-/* Slurm shows a job that is not part of an array with NO_VAL as its task id. */
-#define NO_ARRAY_TASK "4294967294"
-
-static const char *default_pattern(const Tessera__JobDesc *d, enum jobfmt_stream which)
-{
-    if (which == JOBFMT_STDIN)
-        return jobfmt_is_set(d->std_in) ? d->std_in : "/dev/null";
-    if (which == JOBFMT_STDERR && jobfmt_is_set(d->std_err))
-        return d->std_err;
-    /* errors go where the output goes unless -e was given */
-    return jobfmt_is_set(d->std_out) ? d->std_out : "slurm-%j.out";
-}
-
-/* One "%c" escape; returns 0 when the escape is not one scontrol fills in. */
-static int expand_escape(FILE *f, char c, const Tessera__JobRecord *job,
-                         struct jobfmt_ctx *ctx)
-{
-    const Tessera__JobDesc *d = jobfmt_desc(job);
-
-    switch (c) {
-    case 'j':
-    case 'A': /* the array's job id is the job's own id outside an array */
-        fprintf(f, "%" PRIu32, job->job_id);
-        return 1;
-    case 'a':
-        fputs(NO_ARRAY_TASK, f);
-        return 1;
-    case 'u':
-        fputs(jobfmt_user_name(ctx, d->user_id), f);
-        return 1;
-    case 'x':
-        fputs(jobfmt_or_null(d->name), f);
-        return 1;
-    default:
-        return 0;
-    }
-}
-
-char *jobfmt_std_path(const Tessera__JobRecord *job, enum jobfmt_stream which,
-                      struct jobfmt_ctx *ctx)
-{
-    const Tessera__JobDesc *d = jobfmt_desc(job);
-    const char *p = default_pattern(d, which);
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-
-    if (!f)
-        return NULL;
-    if (*p != '/' && jobfmt_is_set(d->work_dir))
-        fprintf(f, "%s/", d->work_dir);
-    for (; *p; p++) {
-        if (*p == '%' && p[1] == '%') { /* kept, and its second % starts nothing */
-            fputs("%%", f);
-            p++;
-        } else if (*p == '%' && p[1] && expand_escape(f, p[1], job, ctx)) {
-            p++;
-        } else {
-            fputc(*p, f);
-        }
-    }
-    return jobfmt_memstream_done(f, &text);
 }
 
 /* ---- sbatch --test-only ----------------------------------------------------------------- */

@@ -10,6 +10,7 @@
 
 #include "tessera.pb-c.h"
 
+#include <limits.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <time.h>
@@ -63,10 +64,28 @@ int64_t jobfmt_time_used(const Tessera__JobRecord *job, time_t now);
  * is /dev/null by default), below the work dir when relative, with %j (job id), %u
  * (user), %x (job name), %A (job id) and %a (no array task: 4294967294, as Slurm) filled
  * in; %N, %% and the rest are left for the node to fill, as scontrol leaves them.
- * malloc'd, NULL when out of memory. */
+ * One pass: what an escape inserts is not expanded again. malloc'd, NULL when out of
+ * memory. (common/jobfmt_path.c) */
 enum jobfmt_stream { JOBFMT_STDOUT, JOBFMT_STDERR, JOBFMT_STDIN };
 char *jobfmt_std_path(const Tessera__JobRecord *job, enum jobfmt_stream which,
                       struct jobfmt_ctx *ctx);
+
+/* A file name pattern and the file it names are shorter than this (the system's
+ * PATH_MAX, the terminating NUL included). */
+#define JOBFMT_PATH_MAX PATH_MAX
+
+/* What the file's name fills in besides the job's own fields. */
+struct jobfmt_path_fill {
+    const char *user; /* %u */
+    const char *host; /* %N (the batch host); NULL leaves %N and %% as written */
+};
+
+/* The file a job's stream goes to on its node: jobfmt_std_path's text with %N the host
+ * and %% one percent sign; a % at the end or before a letter that is no escape stays.
+ * TS_EPATH_TOOLONG when the pattern or the file name would have JOBFMT_PATH_MAX bytes or
+ * more (nothing longer is built), TS_ENOMEM; *out malloc'd on TS_OK, else NULL. */
+int jobfmt_path_expand(const Tessera__JobRecord *job, enum jobfmt_stream which,
+                       const struct jobfmt_path_fill *fill, char **out);
 
 /* Sort jobs in squeue's default order (in place): partition name, then state by its
  * short name ("CA" < "CD" < "PD" < "R"), then priority, highest first; equal jobs newest

@@ -414,6 +414,18 @@ int job_start_unit(struct ctld *c, struct job *leader, struct select_alloc *allo
 /* ------------------------------------------------------------------------------------ */
 /* the launch */
 
+/* The launch cannot happen: FAILED with JobLaunchFailure as its stored reason, never
+ * requeued (the same launch would fail again, after every restart too). */
+static void launch_failed(struct ctld *c, struct job *leader)
+{
+    job_end_unit(c, leader, TESSERA__JOB_STATE__JOB_FAILED, 1 << 8);
+    for (size_t i = 0; i < job_ncomponents(leader); i++) {
+        struct job *j = job_component(leader, i);
+        j->rec->reason = JOB_REASON_LAUNCH_FAILED;
+        job_save(c, j);
+    }
+}
+
 static void launch_answered(void *arg, int err, const Tessera__Response *resp)
 {
     struct launch_call *lc = arg;
@@ -434,39 +446,25 @@ static void launch_answered(void *arg, int err, const Tessera__Response *resp)
     } else if (resp->error) {
         log_error("job %u: %s refused the launch: %s", j->rec->job_id, j->rec->batch_host,
                   resp->error->text);
-        for (size_t i = 0; i < job_ncomponents(j); i++)
-            job_component(j, i)->rec->reason = JOB_REASON_LAUNCH_FAILED;
-        job_end_unit(c, j, TESSERA__JOB_STATE__JOB_FAILED, 1 << 8);
-        for (size_t i = 0; i < job_ncomponents(j); i++)
-            job_component(j, i)->rec->reason = JOB_REASON_LAUNCH_FAILED;
+        launch_failed(c, j);
     }
 }
 
-/* jobfmt's path keeps "%N" and "%%" (scontrol shows them so); the file is named with
- * them expanded: the batch host, and a lone percent. */
-static char *file_path(const Tessera__JobRecord *r, enum jobfmt_stream which,
-                       struct jobfmt_ctx *ctx, const char *host)
+/* The three files of the batch script, named as the node will open them. A pattern that
+ * grew past the limit (stored before it was checked, or a node name longer than the one
+ * the submission was checked with) fails the launch: TS_EPATH_TOOLONG. */
+static int launch_paths(const Tessera__JobRecord *r, const char *uname,
+                        Tessera__BatchLaunchRequest *bl)
 {
-    char *pattern = jobfmt_std_path(r, which, ctx);
-    if (!pattern)
-        return NULL;
-    size_t cap = strlen(pattern) + strlen(host) * 8 + 1;
-    char *out = malloc(cap), *o = out;
-    for (const char *p = pattern; out && *p; p++) {
-        if (p[0] == '%' && p[1] == 'N') {
-            o += sprintf(o, "%s", host);
-            p++;
-        } else if (p[0] == '%' && p[1] == '%') {
-            *o++ = '%';
-            p++;
-        } else {
-            *o++ = *p;
-        }
-    }
-    if (out)
-        *o = '\0';
-    free(pattern);
-    return out;
+    struct jobfmt_path_fill fill = {.user = uname, .host = r->batch_host};
+    int err = jobfmt_path_expand(r, JOBFMT_STDOUT, &fill, &bl->std_out);
+    if (!err)
+        err = jobfmt_path_expand(r, JOBFMT_STDERR, &fill, &bl->std_err);
+    if (!err && r->desc->std_in)
+        err = jobfmt_path_expand(r, JOBFMT_STDIN, &fill, &bl->std_in);
+    else if (!err && !(bl->std_in = strdup("")))
+        err = TS_ENOMEM;
+    return err;
 }
 
 static int build_launch(struct ctld *c, struct job *leader, Tessera__BatchLaunchRequest *bl,
@@ -483,12 +481,8 @@ static int build_launch(struct ctld *c, struct job *leader, Tessera__BatchLaunch
     struct jobenv_context ectx = {.cluster = c->conf->cluster_name, .node_name = lr->batch_host,
                                   .user_name = uname};
     *env = jobenv_batch(comps, n, &ectx);
-    struct jobfmt_ctx *fctx = jobfmt_ctx_create(time(NULL));
-    if (!*env || !fctx) {
-        jobfmt_ctx_destroy(fctx);
+    if (!*env)
         return TS_ENOMEM;
-    }
-    jobfmt_ctx_set_names(fctx, c->names);
     bl->job_id = lr->job_id;
     bl->uid = d->user_id;
     bl->gid = d->group_id;
@@ -500,12 +494,8 @@ static int build_launch(struct ctld *c, struct job *leader, Tessera__BatchLaunch
     bl->argv = d->argv;
     bl->n_argv = d->n_argv;
     bl->work_dir = d->work_dir;
-    bl->std_out = file_path(lr, JOBFMT_STDOUT, fctx, lr->batch_host);
-    bl->std_err = file_path(lr, JOBFMT_STDERR, fctx, lr->batch_host);
-    bl->std_in = d->std_in ? file_path(lr, JOBFMT_STDIN, fctx, lr->batch_host) : strdup("");
     bl->append = d->open_mode && !strcmp(d->open_mode, "append");
-    jobfmt_ctx_destroy(fctx);
-    return bl->std_out && bl->std_err && bl->std_in ? TS_OK : TS_ENOMEM;
+    return launch_paths(lr, uname, bl);
 }
 
 static void launch_after_commit(void *arg, int err)
@@ -534,6 +524,7 @@ static void launch_after_commit(void *arg, int err)
     struct node *n = node_find(c, j->rec->batch_host);
     struct rpc_peer *peer = n ? node_peer(c, n) : NULL;
     Tessera__BatchLaunchRequest bl = TESSERA__BATCH_LAUNCH_REQUEST__INIT;
+    bl.std_out = bl.std_err = bl.std_in = NULL; /* not protobuf's shared "": freed below */
     char uname[256];
     char **env = NULL;
     int e = !peer ? TS_ENOMEM : build_launch(c, j, &bl, uname, sizeof(uname), &env);
@@ -546,7 +537,7 @@ static void launch_after_commit(void *arg, int err)
     if (e) {
         free(lc);
         log_error("job %u: cannot launch: %s", job_id, ts_strerror(e));
-        job_end_unit(c, j, TESSERA__JOB_STATE__JOB_FAILED, 1 << 8);
+        launch_failed(c, j);
     }
     free(bl.std_out);
     free(bl.std_err);

@@ -7,9 +7,13 @@
 #include "ctld/node.h"
 #include "ctld/sched.h"
 
+#include "common/arith.h"
 #include "common/conf.h"
 #include "common/errors.h"
 #include "common/features.h"
+#include "common/hashmap.h"
+#include "common/hostlist.h"
+#include "common/jobfmt.h"
 #include "common/jobstate.h"
 #include "common/licenses.h"
 #include "common/log.h"
@@ -118,7 +122,7 @@ static int check_counts(const struct conf_partition *part, const Tessera__JobDes
     s->cpus_per_task = d->has_cpus_per_task ? d->cpus_per_task : 1;
     s->min_nodes = d->has_min_nodes ? d->min_nodes : 1;
     if (!d->has_min_nodes && d->has_ntasks && d->has_ntasks_per_node && d->ntasks_per_node)
-        s->min_nodes = (d->ntasks + d->ntasks_per_node - 1) / d->ntasks_per_node;
+        s->min_nodes = (uint32_t)(((uint64_t)d->ntasks + d->ntasks_per_node - 1) / d->ntasks_per_node);
     if (wanted_nodes > s->min_nodes)
         s->min_nodes = (uint32_t)wanted_nodes;
     if (s->min_nodes == 0 || s->cpus_per_task == 0)
@@ -127,28 +131,31 @@ static int check_counts(const struct conf_partition *part, const Tessera__JobDes
         return TS_ENODE_COUNT;
     if (s->min_nodes > part->max_nodes || (d->has_max_nodes && d->max_nodes < part->min_nodes))
         return TS_ENODE_COUNT;
-    s->ntasks = d->has_ntasks                                  ? d->ntasks
-                : d->has_ntasks_per_node && d->ntasks_per_node ? s->min_nodes * d->ntasks_per_node
-                                                               : s->min_nodes;
+    uint64_t ntasks = d->has_ntasks ? d->ntasks : s->min_nodes;
+    if (!d->has_ntasks && d->has_ntasks_per_node && d->ntasks_per_node &&
+        arith_mul_within(s->min_nodes, d->ntasks_per_node, UINT32_MAX, &ntasks))
+        return TS_ETOO_MANY_CPUS; /* more tasks than a count holds */
+    s->ntasks = (uint32_t)ntasks;
     if (s->ntasks == 0)
         return TS_ETASK_COUNT;
     return TS_OK;
 }
 
-/* Could the nodes that qualify ever hold the request? */
+/* Could the nodes that qualify ever hold the request? Products of the user's counts
+ * saturate (common/arith.h): one that overflows is larger than any cluster. */
 static int check_fit(const Tessera__JobDesc *d, const struct candidates *cand,
                      const struct job_sizing *s)
 {
     if (cand->count == 0 || s->min_nodes > cand->count)
         return TS_ENODE_CONFIG;
     if (s->cpus_per_task > cand->max_cpus ||
-        (d->has_ntasks_per_node && (uint64_t)d->ntasks_per_node * s->cpus_per_task > cand->max_cpus))
+        (d->has_ntasks_per_node && arith_mul_sat(d->ntasks_per_node, s->cpus_per_task) > cand->max_cpus))
         return TS_ENODE_CONFIG;
-    if ((uint64_t)s->ntasks * s->cpus_per_task > cand->total_cpus)
+    if (arith_mul_sat(s->ntasks, s->cpus_per_task) > cand->total_cpus)
         return TS_ETOO_MANY_CPUS;
     if (d->has_mem_per_node_mb && d->mem_per_node_mb > cand->max_mem_mb)
         return TS_EMEMORY;
-    if (d->has_mem_per_cpu_mb && d->mem_per_cpu_mb * s->cpus_per_task > cand->max_mem_mb)
+    if (d->has_mem_per_cpu_mb && arith_mul_sat(d->mem_per_cpu_mb, s->cpus_per_task) > cand->max_mem_mb)
         return TS_EMEMORY;
     return TS_OK;
 }
@@ -169,6 +176,43 @@ static int spread_tasks(const Tessera__JobDesc *d, const struct candidates *cand
     if (needed > s->min_nodes)
         s->min_nodes = (uint32_t)needed;
     return TS_OK;
+}
+
+/* The partition's longest node name: what %N may become. */
+static const char *longest_node_name(const struct conf *conf, const struct conf_partition *part)
+{
+    const char *longest = "";
+    for (size_t i = 0; i < part->nnodes; i++) {
+        const char *name = conf->nodes[part->node_index[i]].name;
+        if (strlen(name) > strlen(longest))
+            longest = name;
+    }
+    return longest;
+}
+
+/* Each stream's pattern, and the file it names at its longest, must stay below PATH_MAX:
+ * the id is not given yet (ten digits, the widest), %N the partition's longest node name,
+ * %u a name as long as useradd allows (the real one is not looked up on the loop). The
+ * launch checks the real file names again (ctld/job_run.c). */
+#define LONGEST_USER_NAME 32
+static int check_paths(const struct conf *conf, const struct conf_partition *part,
+                       const Tessera__JobDesc *d)
+{
+    char user[LONGEST_USER_NAME + 1];
+    memset(user, 'u', LONGEST_USER_NAME);
+    user[LONGEST_USER_NAME] = '\0';
+    Tessera__JobRecord r = TESSERA__JOB_RECORD__INIT;
+    r.job_id = UINT32_MAX;
+    r.desc = (Tessera__JobDesc *)d;
+    struct jobfmt_path_fill fill = {.user = user, .host = longest_node_name(conf, part)};
+    static const enum jobfmt_stream streams[] = {JOBFMT_STDOUT, JOBFMT_STDERR, JOBFMT_STDIN};
+    int err = TS_OK;
+    for (size_t i = 0; !err && i < sizeof(streams) / sizeof(streams[0]); i++) {
+        char *path = NULL;
+        err = jobfmt_path_expand(&r, streams[i], &fill, &path);
+        free(path);
+    }
+    return err;
 }
 
 /* Options only administrators may use, and values no one may. */
@@ -221,6 +265,8 @@ int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset
         return err;
     if (!d->work_dir || d->work_dir[0] != '/')
         return TS_EINVAL;
+    if ((err = check_paths(conf, s->part, d)))
+        return err;
     if ((err = check_fit(d, &cand, s)))
         return err;
     return spread_tasks(d, &cand, s);
@@ -232,7 +278,7 @@ void job_apply_sizing(Tessera__JobRecord *r, const struct job_sizing *s)
     r->min_nodes = s->min_nodes;
     r->ntasks = s->ntasks;
     r->cpus_per_task = s->cpus_per_task;
-    r->min_cpus = s->ntasks * s->cpus_per_task;
+    r->min_cpus = arith_mul_u32_sat(s->ntasks, s->cpus_per_task); /* check_fit bounds it */
 }
 
 /* ------------------------------------------------------------------------------------ */

@@ -10,6 +10,7 @@
 #include "ctld/ctld.h"
 #include "ctld/job.h"
 
+#include "common/arith.h"
 #include "common/conf.h"
 #include "common/hashmap.h"
 #include "common/jobstate.h"
@@ -75,11 +76,6 @@ static void keys_of(const struct ctld *c, const Tessera__JobRecord *r, struct li
 
 static int running(const Tessera__JobRecord *r);
 
-static uint64_t sat(uint64_t a, uint64_t b)
-{
-    return a > UINT64_MAX - b ? UINT64_MAX : a + b;
-}
-
 /* What a component holds (running) or asks for (pending); walltime: its limit
  * (INT64_MAX: none). */
 static void amounts_of(const Tessera__JobRecord *r, struct conf_resources *out)
@@ -89,9 +85,10 @@ static void amounts_of(const Tessera__JobRecord *r, struct conf_resources *out)
         *out = (struct conf_resources){r->alloc_cpus, r->alloc_mem_mb, r->alloc_nodes, 0};
     } else {
         uint64_t cpus = r->min_cpus ? r->min_cpus : 1, nodes = r->min_nodes ? r->min_nodes : 1;
-        uint64_t mem = d->has_mem_per_cpu_mb && d->mem_per_cpu_mb ? d->mem_per_cpu_mb * cpus
-                       : d->has_mem_per_node_mb                 ? d->mem_per_node_mb * nodes
-                                                                : 0;
+        uint64_t mem = d->has_mem_per_cpu_mb && d->mem_per_cpu_mb
+                           ? arith_mul_sat(d->mem_per_cpu_mb, cpus)
+                       : d->has_mem_per_node_mb ? arith_mul_sat(d->mem_per_node_mb, nodes)
+                                                : 0;
         *out = (struct conf_resources){cpus, mem, nodes, 0};
     }
     out->walltime = r->time_limit > 0 ? r->time_limit : INT64_MAX;
@@ -99,9 +96,9 @@ static void amounts_of(const Tessera__JobRecord *r, struct conf_resources *out)
 
 static void add_amounts(struct conf_resources *to, const struct conf_resources *a)
 {
-    to->cpus = sat(to->cpus, a->cpus);
-    to->mem_mb = sat(to->mem_mb, a->mem_mb);
-    to->nodes = sat(to->nodes, a->nodes);
+    to->cpus = arith_add_sat(to->cpus, a->cpus);
+    to->mem_mb = arith_add_sat(to->mem_mb, a->mem_mb);
+    to->nodes = arith_add_sat(to->nodes, a->nodes);
     if (a->walltime > to->walltime)
         to->walltime = a->walltime;
 }
@@ -183,9 +180,9 @@ static uint32_t resources_reason(const struct ctld *c, const struct limit_counts
     uint64_t cap_cpus = avail->cpus ? avail->cpus : max->cpus;
     uint64_t cap_mem = avail->mem_mb ? avail->mem_mb : max->mem_mb;
     uint64_t cap_nodes = avail->nodes ? avail->nodes : max->nodes;
-    if ((cap_cpus && sat(lc->used.cpus, want.cpus) > cap_cpus) ||
-        (cap_mem && sat(lc->used.mem_mb, want.mem_mb) > cap_mem) ||
-        (cap_nodes && sat(lc->used.nodes, want.nodes) > cap_nodes))
+    if ((cap_cpus && arith_add_sat(lc->used.cpus, want.cpus) > cap_cpus) ||
+        (cap_mem && arith_add_sat(lc->used.mem_mb, want.mem_mb) > cap_mem) ||
+        (cap_nodes && arith_add_sat(lc->used.nodes, want.nodes) > cap_nodes))
         return JOB_REASON_RESOURCES_AVAILABLE;
     return 0;
 }

@@ -14,6 +14,7 @@
 #include "ctld/fairshare_usage.h"
 #include "ctld/job.h"
 
+#include "common/arith.h"
 #include "common/conf.h"
 #include "common/dedicated.h"
 #include "common/errors.h"
@@ -56,9 +57,10 @@ static void fill_keys(struct ctld *c, struct job *lead, struct policy_unit *u, t
         if (limit > u->walltime)
             u->walltime = limit;
         if (d->has_mem_per_cpu_mb && d->mem_per_cpu_mb)
-            u->mem_mb += d->mem_per_cpu_mb * cpus;
+            u->mem_mb = arith_add_sat(u->mem_mb, arith_mul_sat(d->mem_per_cpu_mb, cpus));
         else if (d->has_mem_per_node_mb)
-            u->mem_mb += d->mem_per_node_mb * (r->min_nodes ? r->min_nodes : 1);
+            u->mem_mb = arith_add_sat(u->mem_mb, arith_mul_sat(d->mem_per_node_mb,
+                                                               r->min_nodes ? r->min_nodes : 1));
     }
 }
 

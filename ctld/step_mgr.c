@@ -17,6 +17,7 @@
 #include "ctld/node.h"
 
 #include "common/acctusage.h"
+#include "common/arith.h"
 #include "common/conf.h"
 #include "common/cred.h"
 #include "common/errors.h"
@@ -253,7 +254,7 @@ static int record_step(struct ctld *c, struct job *j, const Tessera__StepLayout 
     r->start_time = now;
     r->nnodes = lc->nnodes;
     r->ntasks = lc->ntasks;
-    r->cpus = lc->ntasks * (lc->cpus_per_task ? lc->cpus_per_task : 1);
+    r->cpus = arith_mul_u32_sat(lc->ntasks, lc->cpus_per_task ? lc->cpus_per_task : 1);
     r->user_id = l->uid;
     int err = pbutil_set_string(&r->name, name) || pbutil_set_string(&r->nodes, lc->nodelist) ||
               pbutil_set_string(&r->partition, lc->partition) ||

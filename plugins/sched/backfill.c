@@ -39,6 +39,7 @@
  * When its filter may be asked again (sched_unit.retry) the unit is decided as usual,
  * except a failed one; a blocking one still blocks the units after it.
  */
+#include "common/arith.h"
 #include "common/errors.h"
 #include "common/hashmap.h"
 #include "common/plan.h"
@@ -442,8 +443,10 @@ static uint64_t task_bound(const struct select_request *req, const struct select
     uint64_t t = cpus / cpt;
     if (req->ntasks_per_node && t > req->ntasks_per_node)
         t = req->ntasks_per_node;
-    if (req->mem_per_cpu_mb && mem / (req->mem_per_cpu_mb * cpt) < t)
-        t = mem / (req->mem_per_cpu_mb * cpt);
+    /* saturated, never 0: a wrapped product would divide by zero */
+    uint64_t per_task = arith_mul_sat(req->mem_per_cpu_mb, cpt);
+    if (req->mem_per_cpu_mb && mem / per_task < t)
+        t = mem / per_task;
     return t;
 }
 

@@ -42,6 +42,7 @@
  * het_search). The plugin keeps no state and reads no clock; ties are broken by node index
  * so the same view and requests always give the same placement.
  */
+#include "common/arith.h"
 #include "common/features.h"
 #include "common/select.h"
 
@@ -77,13 +78,6 @@ struct attempt {
     const uint8_t *avoid;     /* NULL, or per node 1: use only after every other node */
     int empty;                /* as if every node were empty and up (the NEVER question) */
 };
-
-static uint64_t mul_sat(uint64_t a, uint64_t b)
-{
-    if (a && b > UINT64_MAX / a)
-        return UINT64_MAX;
-    return a * b;
-}
 
 static uint32_t min_nodes_of(const struct select_request *r)
 {
@@ -145,7 +139,7 @@ static uint32_t node_capacity(const struct attempt *a, uint32_t idx)
     if (r->mem_per_node_mb && mem < r->mem_per_node_mb)
         return 0;
     if (r->mem_per_cpu_mb) {
-        uint64_t fit = mem / mul_sat(r->cpus_per_task, r->mem_per_cpu_mb);
+        uint64_t fit = mem / arith_mul_sat(r->cpus_per_task, r->mem_per_cpu_mb);
         if (fit < tasks)
             tasks = (uint32_t)fit;
     }
@@ -341,13 +335,13 @@ static void lay_out(const struct attempt *a, struct select_node_alloc *s, size_t
     deal_tasks(s, k, r->ntasks);
     for (size_t i = 0; i < k; i++) {
         const struct select_node *n = &a->view->nodes[s[i].node];
-        s[i].cpus = r->exclusive ? n->cpus : s[i].tasks * r->cpus_per_task;
+        s[i].cpus = r->exclusive ? n->cpus : arith_mul_u32_sat(s[i].tasks, r->cpus_per_task);
         if (r->exclusive || r->mem_whole_node)
             s[i].mem_mb = n->mem_mb;
         else if (r->mem_per_node_mb)
             s[i].mem_mb = r->mem_per_node_mb;
         else
-            s[i].mem_mb = mul_sat((uint64_t)s[i].tasks * r->cpus_per_task, r->mem_per_cpu_mb);
+            s[i].mem_mb = arith_mul_sat(arith_mul_sat(s[i].tasks, r->cpus_per_task), r->mem_per_cpu_mb);
     }
 }
 

@@ -1066,6 +1066,154 @@ static void test_std_paths(void **state)
     check_path(job, JOBFMT_STDIN, "sub/in-2");
 }
 
+/* The file the node opens: jobfmt_path_expand with a user and a batch host. */
+static void check_file(const Tessera__JobRecord *job, enum jobfmt_stream which,
+                       const char *host, const char *expected)
+{
+    struct jobfmt_path_fill fill = {.user = "alice", .host = host};
+    char *got = NULL;
+
+    assert_int_equal(jobfmt_path_expand(job, which, &fill, &got), TS_OK);
+    assert_non_null(got);
+    assert_string_equal(got, expected);
+    free(got);
+}
+
+static int expand_err(const Tessera__JobRecord *job, enum jobfmt_stream which,
+                      const char *host)
+{
+    struct jobfmt_path_fill fill = {.user = "alice", .host = host};
+    char *got = (char *)"untouched";
+    int err = jobfmt_path_expand(job, which, &fill, &got);
+
+    if (err)
+        assert_null(got);
+    free(got);
+    return err;
+}
+
+/* count copies of unit, then tail, in one malloc'd string */
+static char *repeat(const char *unit, size_t count, const char *tail)
+{
+    size_t ulen = strlen(unit), tlen = strlen(tail);
+    char *s = malloc(ulen * count + tlen + 1);
+
+    assert_non_null(s);
+    for (size_t i = 0; i < count; i++)
+        memcpy(s + i * ulen, unit, ulen);
+    memcpy(s + ulen * count, tail, tlen + 1);
+    return s;
+}
+
+static void test_path_expand_escapes(void **state)
+{
+    struct fx f;
+    Tessera__JobRecord *job = het(&f, 1);
+
+    (void)state;
+    check_file(job, JOBFMT_STDOUT, "n1", "/tmp/slurm-2.out");
+    check_file(job, JOBFMT_STDIN, "n1", "/dev/null");
+    /* %N the host, %% one percent (and %%N is no host), a trailing % stays */
+    f.desc.std_out = (char *)"o-%N-%%-%%N-%j-%u-%x-%q%";
+    check_file(job, JOBFMT_STDOUT, "node-abcdefg", "/tmp/o-node-abcdefg-%-%N-2-alice-hj-%q%");
+    check_file(job, JOBFMT_STDERR, "n1", "/tmp/o-n1-%-%N-2-alice-hj-%q%");
+    /* one pass: a job name or work dir holding escapes is taken as it is */
+    f.desc.name = (char *)"%N%N%%";
+    f.desc.work_dir = (char *)"/w/%N%%";
+    f.desc.std_out = (char *)"%x.%N";
+    check_file(job, JOBFMT_STDOUT, "h", "/w/%N%%/%N%N%%.h");
+    check_path(job, JOBFMT_STDOUT, "/w/%N%%/%N%N%%.%N");
+    /* just a percent sign */
+    f.desc.std_out = (char *)"%";
+    check_file(job, JOBFMT_STDOUT, "h", "/w/%N%%/%");
+}
+
+static void test_path_expand_many_hosts(void **state)
+{
+    struct fx f;
+    Tessera__JobRecord *job = het(&f, 1);
+    const char *host = "nodename0012"; /* 12 characters */
+
+    (void)state;
+    f.desc.work_dir = (char *)"/w";
+    /* 300 %N: 3,600 bytes plus "/w/x" fits; every copy is there */
+    char *pattern = repeat("%N", 300, "");
+    char *full = malloc(strlen(pattern) + 2);
+    assert_non_null(full);
+    sprintf(full, "x%s", pattern);
+    f.desc.std_out = full;
+    char *expected = repeat(host, 300, "");
+    char *with_dir = malloc(strlen(expected) + 5);
+    assert_non_null(with_dir);
+    sprintf(with_dir, "/w/x%s", expected);
+    check_file(job, JOBFMT_STDOUT, host, with_dir);
+    /* scontrol's view keeps them */
+    char *shown = malloc(strlen(full) + 4);
+    assert_non_null(shown);
+    sprintf(shown, "/w/%s", full);
+    check_path(job, JOBFMT_STDOUT, shown);
+    free(pattern);
+    free(full);
+    free(expected);
+    free(with_dir);
+    free(shown);
+
+    /* 400 %N: the attack; 4,800 bytes is past PATH_MAX, refused whole */
+    pattern = repeat("%N", 400, "");
+    f.desc.std_out = pattern;
+    assert_int_equal(expand_err(job, JOBFMT_STDOUT, host), TS_EPATH_TOOLONG);
+    assert_int_equal(expand_err(job, JOBFMT_STDERR, host), TS_EPATH_TOOLONG);
+    /* the same pattern on a short host fits */
+    assert_int_equal(expand_err(job, JOBFMT_STDOUT, "n"), TS_OK);
+    free(pattern);
+
+    /* one host name longer than PATH_MAX */
+    char *long_host = repeat("h", JOBFMT_PATH_MAX, "");
+    f.desc.std_out = (char *)"%N";
+    assert_int_equal(expand_err(job, JOBFMT_STDOUT, long_host), TS_EPATH_TOOLONG);
+    free(long_host);
+}
+
+static void test_path_expand_limits(void **state)
+{
+    struct fx f;
+    Tessera__JobRecord *job = het(&f, 1);
+
+    (void)state;
+    f.desc.work_dir = (char *)"/w";
+    /* "/w/" plus the pattern: PATH_MAX - 1 bytes in all is the longest file name */
+    char *fits = repeat("a", JOBFMT_PATH_MAX - 1 - 3, "");
+    f.desc.std_out = fits;
+    assert_int_equal(expand_err(job, JOBFMT_STDOUT, "n"), TS_OK);
+    char *over = repeat("a", JOBFMT_PATH_MAX - 3, "");
+    f.desc.std_out = over;
+    assert_int_equal(expand_err(job, JOBFMT_STDOUT, "n"), TS_EPATH_TOOLONG);
+    /* the pattern itself is limited even when its expansion is shorter ("%%" is "%") */
+    char *percents = repeat("%%", JOBFMT_PATH_MAX / 2, "");
+    f.desc.std_out = percents;
+    f.desc.work_dir = NULL;
+    assert_int_equal(expand_err(job, JOBFMT_STDOUT, "n"), TS_EPATH_TOOLONG);
+    percents[JOBFMT_PATH_MAX - 2] = '\0'; /* 4094 bytes: 2047 percent signs */
+    assert_int_equal(expand_err(job, JOBFMT_STDOUT, "n"), TS_OK);
+    /* an absolute pattern ignores the work dir, however long that is */
+    char *long_dir = repeat("d", JOBFMT_PATH_MAX, "");
+    f.desc.work_dir = long_dir;
+    f.desc.std_out = (char *)"/abs/%j";
+    check_file(job, JOBFMT_STDOUT, "n", "/abs/2");
+    f.desc.std_out = (char *)"rel";
+    assert_int_equal(expand_err(job, JOBFMT_STDOUT, "n"), TS_EPATH_TOOLONG);
+    /* input and errors are checked the same way */
+    f.desc.std_out = NULL;
+    f.desc.std_in = (char *)"in";
+    f.desc.std_err = (char *)"/e";
+    assert_int_equal(expand_err(job, JOBFMT_STDIN, "n"), TS_EPATH_TOOLONG);
+    assert_int_equal(expand_err(job, JOBFMT_STDERR, "n"), TS_OK);
+    free(fits);
+    free(over);
+    free(percents);
+    free(long_dir);
+}
+
 static void test_time_used(void **state)
 {
     struct fx f;
@@ -1384,6 +1532,9 @@ int main(void)
         cmocka_unit_test(test_sort_start),
         cmocka_unit_test(test_test_only),
         cmocka_unit_test(test_std_paths),
+        cmocka_unit_test(test_path_expand_escapes),
+        cmocka_unit_test(test_path_expand_many_hosts),
+        cmocka_unit_test(test_path_expand_limits),
         cmocka_unit_test(test_time_used),
         cmocka_unit_test(test_show_partition),
         cmocka_unit_test(test_json_meta),

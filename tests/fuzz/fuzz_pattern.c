@@ -1,0 +1,72 @@
+/* libFuzzer target: a job's file name patterns, expanded as scontrol shows them and as
+ * the controller names the files for the node (common/jobfmt_path.c). The input is
+ * "stdout\0stderr\0stdin\0work_dir\0name\0host\0user": NUL-separated fields, missing
+ * ones unset. An expansion must either give a file name shorter than JOBFMT_PATH_MAX or
+ * refuse (TS_EPATH_TOOLONG) with nothing built; scontrol's view, which has no limit,
+ * always gives a text. Built with AddressSanitizer, any write past a buffer aborts. */
+#include "common/errors.h"
+#include "common/jobfmt.h"
+
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
+
+#define NFIELDS 7
+
+static void check_stream(const Tessera__JobRecord *job, enum jobfmt_stream which,
+                         const struct jobfmt_path_fill *fill, struct jobfmt_ctx *ctx)
+{
+    char *path = (char *)"unset";
+    int err = jobfmt_path_expand(job, which, fill, &path);
+    if (err == TS_OK) {
+        if (!path || strlen(path) >= JOBFMT_PATH_MAX)
+            abort();
+        free(path);
+    } else if (err != TS_EPATH_TOOLONG || path) {
+        abort();
+    }
+    char *shown = jobfmt_std_path(job, which, ctx);
+    if (!shown)
+        abort();
+    free(shown);
+}
+
+int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
+{
+    char *buf = malloc(size + 1);
+    if (!buf)
+        return 0;
+    memcpy(buf, data, size);
+    buf[size] = '\0';
+    char *field[NFIELDS] = {0};
+    char *p = buf;
+    for (size_t i = 0; i < NFIELDS && p <= buf + size; i++) {
+        field[i] = p;
+        p += strlen(p) + 1;
+    }
+
+    Tessera__JobDesc d = TESSERA__JOB_DESC__INIT;
+    Tessera__JobRecord job = TESSERA__JOB_RECORD__INIT;
+    d.std_out = field[0];
+    d.std_err = field[1];
+    d.std_in = field[2];
+    d.work_dir = field[3];
+    d.name = field[4];
+    d.has_user_id = 1;
+    d.user_id = 0; /* root: a name every system has, looked up for scontrol's %u */
+    job.desc = &d;
+    job.job_id = (uint32_t)size * 2654435761u;
+    struct jobfmt_path_fill fill = {.user = field[6] ? field[6] : "fuzz",
+                                    .host = field[5] ? field[5] : "n1"};
+    struct jobfmt_ctx *ctx = jobfmt_ctx_create(0);
+    if (ctx) {
+        check_stream(&job, JOBFMT_STDOUT, &fill, ctx);
+        check_stream(&job, JOBFMT_STDERR, &fill, ctx);
+        check_stream(&job, JOBFMT_STDIN, &fill, ctx);
+        jobfmt_ctx_destroy(ctx);
+    }
+    free(buf);
+    return 0;
+}
