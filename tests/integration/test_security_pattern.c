@@ -128,7 +128,7 @@ static void expect_refused(struct result *r, const char *line)
 {
     if (r->rc == 0)
         fail_msg("accepted: %s", r->out);
-    if (!has_line(r->err, line))
+    if (!has_prefix_line(r->err, line))
         fail_msg("missing '%s' in:\n%s", line, r->err);
     result_free(r);
 }
