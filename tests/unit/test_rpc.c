@@ -28,6 +28,8 @@
 
 static struct harness_munge munge;
 
+#define NAME "test/srv" /* the server's name in credentials */
+
 /* ------------------------------------------------------------------------------------ */
 /* the server under test, its loop on a thread of its own */
 
@@ -95,7 +97,7 @@ static struct server *server_start(unsigned handshake_ms, size_t max_frame)
     s->loop = loop_create();
     assert_non_null(s->loop);
     struct rpc_server_config cfg = {.host = "127.0.0.1", .munge_socket = munge.socket,
-                                    .uid = geteuid(), .auth_threads = 2,
+                                    .uid = geteuid(), .identity = NAME, .auth_threads = 2,
                                     .handshake_timeout_ms = handshake_ms, .max_frame = max_frame};
     assert_int_equal(rpc_server_create(s->loop, &cfg, handlers, 3, s->loop, &s->srv), TS_OK);
     s->port = rpc_server_port(s->srv);
@@ -143,7 +145,7 @@ static struct rpc_client *client(uint16_t port)
 {
     struct rpc_client_config cfg = {.host = "127.0.0.1", .port = port,
                                     .munge_socket = munge.socket, .server_uid = geteuid(),
-                                    .timeout_ms = 5000};
+                                    .target = NAME, .timeout_ms = 5000};
     struct rpc_client *cli = NULL;
     assert_int_equal(rpc_client_connect(&cfg, &cli), TS_OK);
     return cli;
@@ -305,7 +307,7 @@ static void *schedule_call(void *arg)
     Tessera__Response *resp = NULL;
     struct rpc_client_config cfg = {.host = "127.0.0.1", .port = a->port,
                                     .munge_socket = munge.socket, .server_uid = geteuid(),
-                                    .timeout_ms = 5000};
+                                    .target = NAME, .timeout_ms = 5000};
     struct rpc_client *cli = NULL;
     if (rpc_client_connect(&cfg, &cli) != TS_OK)
         return NULL;
@@ -371,7 +373,7 @@ static void test_client_wrong_server_uid(void **state)
 {
     struct server *s = *state;
     struct rpc_client_config cfg = {.host = "127.0.0.1", .port = s->port,
-                                    .munge_socket = munge.socket,
+                                    .munge_socket = munge.socket, .target = NAME,
                                     .server_uid = geteuid() + 1000, .timeout_ms = 5000};
     struct rpc_client *cli = NULL;
     assert_int_equal(rpc_client_connect(&cfg, &cli), TS_OK);
@@ -468,9 +470,10 @@ static uint8_t *first_frame(struct wire_session *session, uid_t uid, int ttl,
     size_t blen;
     uint8_t *body = ping_body(&blen);
     char *cred = NULL;
-    assert_int_equal(auth_encode(munge.socket, uid, ttl, session->key,
-                                 bound_body ? bound_body : body, bound_body ? bound_len : blen,
-                                 &cred),
+    struct auth_client ac = {.socket = munge.socket, .server_uid = uid, .ttl = ttl,
+                             .target = NAME};
+    assert_int_equal(auth_encode(&ac, session->key, bound_body ? bound_body : body,
+                                 bound_body ? bound_len : blen, &cred),
                      TS_OK);
     uint8_t *payload = NULL;
     assert_int_equal(wire_seal(session, body, blen, cred, &payload, len), TS_OK);
@@ -772,7 +775,8 @@ static void test_port_in_use(void **state)
     struct server *s = *state;
     struct loop *loop = loop_create();
     struct rpc_server_config cfg = {.host = "127.0.0.1", .port = s->port,
-                                    .munge_socket = munge.socket, .uid = geteuid()};
+                                    .munge_socket = munge.socket, .uid = geteuid(),
+                                    .identity = NAME};
     struct rpc_server *srv = NULL;
     assert_int_equal(rpc_server_create(loop, &cfg, handlers, 2, loop, &srv), TS_EADDRINUSE);
     assert_null(srv);

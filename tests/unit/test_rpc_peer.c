@@ -58,6 +58,8 @@ static void handle_never(struct rpc_request *req, const Tessera__Request *msg, v
     held[nheld++] = req;
 }
 
+#define NAME "test/peer" /* the server's name in credentials */
+
 static const struct rpc_handler handlers[] = {
     {TESSERA__REQUEST__MSG_PING, "ping", handle_ping},
     {TESSERA__REQUEST__MSG_SHOW_CONFIG, "slow", handle_slow},
@@ -77,7 +79,7 @@ static struct server *server_start(uint16_t port)
     s->loop = loop_create();
     struct rpc_server_config cfg = {.host = "127.0.0.1", .port = port,
                                     .munge_socket = munge.socket, .uid = geteuid(),
-                                    .auth_threads = 1};
+                                    .identity = NAME, .auth_threads = 1};
     assert_int_equal(rpc_server_create(s->loop, &cfg, handlers, 3, s->loop, &s->srv), TS_OK);
     s->port = rpc_server_port(s->srv);
     assert_int_equal(pthread_create(&s->thread, NULL, server_thread, s), 0);
@@ -153,7 +155,7 @@ static struct rpc_peer *peer(struct loop *loop, uint16_t port, uid_t uid, unsign
 {
     struct rpc_peer_config cfg = {.host = "127.0.0.1", .port = port,
                                   .munge_socket = munge.socket, .server_uid = uid,
-                                  .timeout_ms = timeout};
+                                  .target = NAME, .timeout_ms = timeout};
     struct rpc_peer *p = NULL;
     assert_int_equal(rpc_peer_create(loop, &cfg, &p), TS_OK);
     return p;
