@@ -1089,6 +1089,7 @@ uint16_t rpc_server_port(const struct rpc_server *srv)
 void rpc_server_get_stats(const struct rpc_server *srv, struct rpc_server_stats *out)
 {
     *out = srv->stats;
+    out->unauth_bytes = srv->unauth_bytes;
 }
 
 /* ------------------------------------------------------------------------------------ */

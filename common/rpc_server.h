@@ -95,6 +95,7 @@ struct rpc_server_stats {
     uint64_t requests;     /* requests dispatched to handlers */
     uint32_t open;         /* connections open now */
     uint32_t unauth;       /* of which not authenticated yet */
+    uint64_t unauth_bytes; /* bytes their first frames declared, counted against the cap */
 };
 
 /* Bind and listen (TS_EADDRINUSE when the port is taken), start the auth threads. The
