@@ -8,6 +8,7 @@
 #include "cmds/step_run.h"
 
 #include "common/conf.h"
+#include "common/daemon.h"
 #include "common/errors.h"
 #include "common/hashmap.h"
 #include "common/idset.h"
@@ -801,6 +802,9 @@ static int setup(struct srun_step *s)
         s->label_width++;
     if (s->label_width == 0)
         s->label_width = 1;
+    /* srun serves every node's step daemon and keeps a line to every node daemon: it
+     * needs descriptors as a daemon does */
+    daemon_raise_nofile();
     char name[AUTH_TARGET_MAX];
     struct rpc_server_config cfg = {
         .host = NULL,

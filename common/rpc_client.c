@@ -22,6 +22,7 @@ struct rpc_client {
     int fd;
     int broken;          /* a failure left the stream in an unknown state */
     int authenticated;   /* the first frame (with its credential) has been sent */
+    struct addrinfo *addrs; /* the daemon's, tried in order when the first call connects */
     char *munge_socket;
     char *target;
     uid_t server_uid;
@@ -126,15 +127,7 @@ int rpc_client_connect(const struct rpc_client_config *cfg, struct rpc_client **
         rpc_client_close(cli);
         return TS_ECONNECT;
     }
-    int err = TS_ECONNECT;
-    int64_t deadline = deadline_after(cli->timeout_ms);
-    for (struct addrinfo *ai = res; ai && err; ai = ai->ai_next)
-        err = connect_one(ai, deadline, &cli->fd);
-    freeaddrinfo(res);
-    if (err) {
-        rpc_client_close(cli);
-        return err == TS_ETIMEDOUT ? TS_ECONNECT : err;
-    }
+    cli->addrs = res;
     int werr = wire_session_init(&cli->session, WIRE_CLIENT, NULL);
     if (werr) {
         rpc_client_close(cli);
@@ -150,6 +143,8 @@ void rpc_client_close(struct rpc_client *cli)
         return;
     if (cli->fd >= 0)
         close(cli->fd);
+    if (cli->addrs)
+        freeaddrinfo(cli->addrs);
     wire_session_clear(&cli->session);
     frame_reader_release(&cli->reader);
     free(cli->munge_socket);
@@ -264,13 +259,28 @@ static int send_frame(struct rpc_client *cli, const uint8_t *payload, size_t ple
     return err;
 }
 
+/* The connection, opened by the first call with its frames ready: a server that drops
+ * the oldest connections still waiting for a first frame (under a flood of them) never
+ * waits on us. */
+static int open_connection(struct rpc_client *cli, int64_t deadline)
+{
+    int err = TS_ECONNECT;
+    for (struct addrinfo *ai = cli->addrs; ai && err; ai = ai->ai_next)
+        err = connect_one(ai, deadline, &cli->fd);
+    if (err) {
+        set_error(cli, "%s", "nobody answers at the daemon's address");
+        return TS_ECONNECT;
+    }
+    return TS_OK;
+}
+
 /* Send the frames and read the one response they ask for (a credential-only frame asks
  * for none). */
 static int exchange(struct rpc_client *cli, const struct auth_frames *frames,
                     Tessera__Envelope **env)
 {
     int64_t deadline = deadline_after(cli->timeout_ms);
-    int err = TS_OK;
+    int err = cli->fd < 0 ? open_connection(cli, deadline) : TS_OK;
     for (int i = 0; i < frames->n && !err; i++)
         err = send_frame(cli, frames->payload[i], frames->len[i], deadline);
     uint8_t *reply = NULL;

@@ -26,7 +26,9 @@ struct rpc_client_config {
     size_t max_frame;         /* 0: FRAME_DEFAULT_MAX */
 };
 
-/* Connect (TS_ECONNECT when nobody answers). No data is sent yet. */
+/* Resolve the daemon's address (TS_ECONNECT when it cannot be). The connection opens
+ * with the first call, once its first frame is sealed, and that call fails with
+ * TS_ECONNECT when nobody answers. */
 int rpc_client_connect(const struct rpc_client_config *cfg, struct rpc_client **out);
 void rpc_client_close(struct rpc_client *cli);
 /* Per call from now on; 0: 30 s, negative: none (a request the server holds open). */

@@ -412,7 +412,8 @@ static int seal_call(struct rpc_peer *p, struct call *c)
     return err;
 }
 
-static void peer_send_queued(struct rpc_peer *p)
+/* Seal the calls not yet in the output. */
+static int seal_queued(struct rpc_peer *p)
 {
     size_t index = 0;
     struct call *c = p->head;
@@ -422,10 +423,19 @@ static void peer_send_queued(struct rpc_peer *p)
         int err = seal_call(p, c);
         if (err) {
             log_warn("rpc peer %s:%u: %s", p->host, p->port, ts_strerror(err));
-            peer_fail(p, err);
-            return;
+            return err;
         }
         p->nsent++;
+    }
+    return TS_OK;
+}
+
+static void peer_send_queued(struct rpc_peer *p)
+{
+    int err = seal_queued(p);
+    if (err) {
+        peer_fail(p, err);
+        return;
     }
     if (outbuf_flush(&p->out, p->fd) != TS_OK) {
         peer_fail(p, TS_ECLOSED);
@@ -440,7 +450,12 @@ static void kick_fired(struct loop *loop, struct loop_timer *t, void *arg)
     p->kick = NULL;
     p->busy++;
     if (p->state == PEER_IDLE && p->head) {
+        /* the first frames are sealed while the connection is being made: they leave
+         * the moment it stands (a server under a flood drops the oldest connections
+         * still waiting for a first frame) */
         int err = peer_connect(p);
+        if (!err)
+            err = seal_queued(p);
         if (err)
             peer_fail(p, err);
     } else if (p->state == PEER_OPEN) {

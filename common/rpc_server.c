@@ -48,6 +48,7 @@ struct conn {
     struct conn *prev, *next;   /* the server's list of live connections */
     struct conn *hprev, *hnext; /* the server's queue of handshakes, oldest first */
     int in_queue;
+    uint64_t round;             /* the accept round that took it (see accept_ready) */
     int fd;
     int refs;
     enum conn_state state;
@@ -109,6 +110,7 @@ struct rpc_server {
     unsigned fd_cap;          /* connections we can hold, learned from EMFILE; 0: none */
     uint64_t fd_cap_until;
     struct loop_timer *accept_resume;
+    uint64_t accept_round;    /* accept_ready's calls, counted */
     uint8_t *scratch;         /* READ_CHUNK bytes: handshakes read through it */
     struct log_rate log_accept, log_crowded, log_handshake, log_refused;
     unsigned conns_allocated; /* live and dead-but-referenced: the server is freed at 0 */
@@ -334,12 +336,13 @@ static unsigned unauth_cap(struct rpc_server *srv)
 }
 
 /* The oldest connection still waiting for its first frame, from src when given, holding
- * buffered bytes when asked, other than spare. */
+ * buffered bytes when asked, other than spare. One accepted in this accept round is never
+ * taken: it has not had a chance to be read yet. */
 static struct conn *oldest_handshake(struct rpc_server *srv, const uint8_t *src, size_t srclen,
                                      int holding, const struct conn *spare)
 {
     for (struct conn *c = srv->queue_head; c; c = c->hnext) {
-        if (c == spare || (holding && c->charged == 0))
+        if (c == spare || (holding && c->charged == 0) || c->round == srv->accept_round)
             continue;
         if (src && (c->srclen != srclen || memcmp(c->src, src, srclen) != 0))
             continue;
@@ -851,6 +854,7 @@ static struct conn *conn_create(struct rpc_server *srv, int fd, const struct soc
         return NULL;
     }
     c->unauth = 1;
+    c->round = srv->accept_round;
     c->next = srv->conns;
     if (srv->conns)
         srv->conns->prev = c;
@@ -919,10 +923,33 @@ static int out_of_descriptors(struct rpc_server *srv, int errnum)
     return 0;
 }
 
+#define ACCEPT_BATCH 64 /* bounded, so one busy listener cannot starve others */
+
+/* The connections the previous accept round took and that are still waiting: read what
+ * they sent since. A client sends its first frame with the connection, so by now it is
+ * there; a stranger who sends nothing stays in the queue, the first to be dropped. */
+static void second_look(struct rpc_server *srv)
+{
+    struct conn *recent[ACCEPT_BATCH];
+    size_t n = 0;
+    for (struct conn *c = srv->queue_tail; c && c->round == srv->accept_round && n < ACCEPT_BATCH;
+         c = c->hprev) {
+        conn_ref(c);
+        recent[n++] = c;
+    }
+    for (size_t i = 0; i < n; i++) {
+        if (recent[i]->state == CONN_HANDSHAKE)
+            handshake_readable(recent[i]);
+        conn_unref(recent[i]);
+    }
+}
+
 static void accept_ready(struct loop *loop, int fd, unsigned events, void *arg)
 {
     struct rpc_server *srv = arg;
-    for (int i = 0; i < 64; i++) { /* bounded, so one busy listener cannot starve others */
+    second_look(srv);
+    srv->accept_round++;
+    for (int i = 0; i < ACCEPT_BATCH; i++) {
         struct sockaddr_storage ss;
         socklen_t sl = sizeof(ss);
         int cfd = accept4(fd, (struct sockaddr *)&ss, &sl, SOCK_NONBLOCK | SOCK_CLOEXEC);
@@ -948,10 +975,17 @@ static void accept_ready(struct loop *loop, int fd, unsigned events, void *arg)
         }
         int one = 1;
         setsockopt(cfd, IPPROTO_TCP, TCP_NODELAY, &one, sizeof(one));
-        if (!conn_create(srv, cfd, &ss, src, srclen)) {
+        struct conn *c = conn_create(srv, cfd, &ss, src, srclen);
+        if (!c) {
             log_error("rpc: out of memory accepting a connection");
             close(cfd);
+            continue;
         }
+        /* a client usually sent its first frame with the connection: taking it now
+         * moves it out of the queue of handshakes the next newcomer may drop */
+        conn_ref(c);
+        handshake_readable(c);
+        conn_unref(c);
     }
 }
 

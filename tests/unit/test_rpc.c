@@ -393,8 +393,19 @@ static void test_unknown_request(void **state)
 static void test_client_to_nowhere(void **state)
 {
     struct rpc_client_config cfg = {.host = "127.0.0.1", .port = harness_free_port(),
-                                    .munge_socket = munge.socket, .timeout_ms = 2000};
+                                    .munge_socket = munge.socket, .target = NAME,
+                                    .timeout_ms = 2000};
     struct rpc_client *cli = NULL;
+    assert_int_equal(rpc_client_connect(&cfg, &cli), TS_OK); /* resolved: no connection yet */
+    Tessera__PingRequest p = TESSERA__PING_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_PING;
+    req.ping = &p;
+    Tessera__Response *resp = NULL;
+    assert_int_equal(rpc_client_call(cli, &req, &resp), TS_ECONNECT);
+    assert_null(resp);
+    rpc_client_close(cli);
+    cfg.host = "no-such-host.invalid";
     assert_int_equal(rpc_client_connect(&cfg, &cli), TS_ECONNECT);
     assert_null(cli);
 }
@@ -980,6 +991,16 @@ static int raw_connect_from(uint16_t port, const char *source)
     return fd;
 }
 
+/* A stranger's connection from source, once the server has taken it: the n-th of the
+ * test. One at a time, each comes in an accept round of its own (a connection is never
+ * dropped in the round that took it, before it could be read). */
+static int stranger(struct server *s, const char *source, uint64_t n)
+{
+    int fd = raw_connect_from(s->port, source);
+    wait_accepted(s, n);
+    return fd;
+}
+
 /* Whether the server closed fd (within wait_ms), as far as the socket tells. */
 static int closed_by_server(int fd, int wait_ms)
 {
@@ -999,10 +1020,9 @@ static void test_flood_from_one_address(void **state)
      * the others are untouched */
     int other[4], here[20];
     for (int i = 0; i < 4; i++)
-        other[i] = raw_connect_from(s->port, "127.0.0.2");
+        other[i] = stranger(s, "127.0.0.2", (uint64_t)i + 1);
     for (int i = 0; i < 20; i++)
-        here[i] = raw_connect_from(s->port, "127.0.0.1");
-    wait_accepted(s, 24);
+        here[i] = stranger(s, "127.0.0.1", (uint64_t)i + 5);
     for (int i = 0; i < 16; i++)
         assert_true(closed_by_server(here[i], 2000));
     for (int i = 16; i < 20; i++)
@@ -1029,9 +1049,8 @@ static void test_flood_from_many_addresses(void **state)
     char addr[32];
     for (int i = 0; i < 30; i++) {
         snprintf(addr, sizeof(addr), "127.0.0.%d", 2 + i);
-        fds[i] = raw_connect_from(s->port, addr);
+        fds[i] = stranger(s, addr, (uint64_t)i + 1);
     }
-    wait_accepted(s, 30);
     for (int i = 0; i < 24; i++)
         assert_true(closed_by_server(fds[i], 2000));
     for (int i = 24; i < 30; i++)
