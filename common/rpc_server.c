@@ -462,7 +462,8 @@ static void conn_refuse(struct conn *c, int code, const char *text, uint64_t id)
         free(payload);
     }
     c->state = CONN_CLOSING;
-    set_deadline(c, DL_CLOSING, CLOSE_LINGER_MS);
+    if (open)
+        set_deadline(c, DL_CLOSING, CLOSE_LINGER_MS);
     conn_flush(c);
     if (!open)
         conn_close(c);
