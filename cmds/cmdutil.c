@@ -4,6 +4,7 @@
 #include "common/errors.h"
 #include "common/jobopt.h"
 #include "common/rpc_client.h"
+#include "common/rpc_conf.h"
 
 #include <stdarg.h>
 #include <stdio.h>
@@ -37,14 +38,14 @@ int ctl_connect(struct ctl *ctl)
 {
     if (ctl->cli)
         return TS_OK;
+    char name[AUTH_TARGET_MAX];
     struct rpc_client_config cfg = {
         .host = ctl->conf->ctld_host,
         .port = ctl->conf->ctld_port,
-        .munge_socket = ctl->conf->munge_socket,
         .server_uid = ctl->conf->slurm_user_uid,
-        .timeout_ms = (int)ctl->conf->message_timeout * 1000,
-        .cred_ttl = (int)ctl->conf->cred_ttl,
+        .target = rpc_name_ctld(ctl->conf, name, sizeof(name)),
     };
+    rpc_conf_client(ctl->conf, &cfg);
     return rpc_client_connect(&cfg, &ctl->cli);
 }
 

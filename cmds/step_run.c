@@ -8,10 +8,12 @@
 #include "cmds/step_run.h"
 
 #include "common/conf.h"
+#include "common/daemon.h"
 #include "common/errors.h"
 #include "common/hashmap.h"
 #include "common/idset.h"
 #include "common/loop.h"
+#include "common/rpc_conf.h"
 #include "common/rpc_peer.h"
 #include "common/rpc_server.h"
 
@@ -618,14 +620,14 @@ static void watch_fired(struct loop *loop, struct loop_timer *t, void *arg)
 static int start_watch(struct srun_step *s)
 {
     const struct conf *c = s->p->conf;
+    char name[AUTH_TARGET_MAX];
     struct rpc_peer_config cfg = {
         .host = c->ctld_host,
         .port = c->ctld_port,
-        .munge_socket = c->munge_socket,
         .server_uid = c->slurm_user_uid,
-        .cred_ttl = (int)c->cred_ttl,
-        .timeout_ms = c->message_timeout * 1000,
+        .target = rpc_name_ctld(c, name, sizeof(name)),
     };
+    rpc_conf_peer(c, &cfg);
     if (rpc_peer_create(s->loop, &cfg, &s->ctld) != TS_OK)
         return TS_ENOMEM;
     s->watch = loop_timer_add(s->loop, WATCH_MS, WATCH_MS, watch_fired, s);
@@ -745,14 +747,14 @@ static int send_launches(struct srun_step *s)
     req.step_launch = &sl;
     for (size_t i = 0; i < s->l->n_nodes; i++) {
         const Tessera__StepLayoutNode *n = s->l->nodes[i];
+        char name[AUTH_TARGET_MAX];
         struct rpc_peer_config cfg = {
             .host = n->addr,
             .port = (uint16_t)n->port,
-            .munge_socket = p->conf->munge_socket,
             .server_uid = p->conf->noded_user_uid,
-            .cred_ttl = (int)p->conf->cred_ttl,
-            .timeout_ms = p->conf->message_timeout * 1000,
+            .target = rpc_name_noded(p->conf, n->name, name, sizeof(name)),
         };
+        rpc_conf_peer(p->conf, &cfg);
         struct launch_call *lc = calloc(1, sizeof(*lc));
         if (!lc || rpc_peer_create(s->loop, &cfg, &s->peers[i]) != TS_OK) {
             free(lc);
@@ -800,13 +802,18 @@ static int setup(struct srun_step *s)
         s->label_width++;
     if (s->label_width == 0)
         s->label_width = 1;
+    /* srun serves every node's step daemon and keeps a line to every node daemon: it
+     * needs descriptors as a daemon does */
+    daemon_raise_nofile();
+    char name[AUTH_TARGET_MAX];
     struct rpc_server_config cfg = {
         .host = NULL,
         .port = 0,
-        .munge_socket = s->p->conf->munge_socket,
         .uid = getuid(),
-        .auth_threads = 1,
+        .identity = rpc_name_srun(s->p->conf, l->job_id, l->step_id, name, sizeof(name)),
     };
+    rpc_conf_server(s->p->conf, &cfg);
+    cfg.auth_threads = 1;
     int err = rpc_server_create(s->loop, &cfg, handlers, sizeof(handlers) / sizeof(handlers[0]),
                                 s, &s->server);
     if (!err)

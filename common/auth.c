@@ -1,6 +1,7 @@
 #include "common/auth.h"
 
 #include "common/errors.h"
+#include "common/frame.h"
 #include "common/log.h"
 
 #include <munge.h>
@@ -42,9 +43,13 @@ static int map_munge_error(munge_err_t e)
     }
 }
 
-int auth_encode(const char *socket, uid_t server_uid, int ttl, const uint8_t key[WIRE_KEY_SIZE],
-                const uint8_t *body, size_t blen, char **cred)
+/* The packed AuthPayload for ac's destination, now; TS_EINVAL without a usable target. */
+static int pack_payload(const struct auth_client *ac, const uint8_t key[WIRE_KEY_SIZE],
+                        const uint8_t *body, size_t blen, uint8_t *out, size_t cap,
+                        size_t *outlen)
 {
+    if (!ac->target || !*ac->target || strlen(ac->target) >= AUTH_TARGET_MAX)
+        return TS_EINVAL;
     uint8_t hash[WIRE_SHA256_SIZE];
     wire_sha256(body, blen, hash);
 
@@ -54,18 +59,31 @@ int auth_encode(const char *socket, uid_t server_uid, int ttl, const uint8_t key
     p.session_key.len = WIRE_KEY_SIZE;
     p.body_sha256.data = hash;
     p.body_sha256.len = sizeof(hash);
-    uint8_t packed[128];
-    size_t plen = tessera__auth_payload__get_packed_size(&p);
-    if (plen > sizeof(packed))
+    p.target = (char *)ac->target;
+    p.time = (int64_t)time(NULL);
+    *outlen = tessera__auth_payload__get_packed_size(&p);
+    if (*outlen > cap)
         return TS_EAUTH;
-    tessera__auth_payload__pack(&p, packed);
+    tessera__auth_payload__pack(&p, out);
+    return TS_OK;
+}
 
-    munge_ctx_t ctx = make_ctx(socket);
-    if (!ctx)
+int auth_encode(const struct auth_client *ac, const uint8_t key[WIRE_KEY_SIZE],
+                const uint8_t *body, size_t blen, char **cred)
+{
+    uint8_t packed[AUTH_TARGET_MAX + 128];
+    size_t plen = 0;
+    int err = pack_payload(ac, key, body, blen, packed, sizeof(packed), &plen);
+    if (err)
+        return err;
+
+    munge_ctx_t ctx = make_ctx(ac->socket);
+    if (!ctx) {
+        OPENSSL_cleanse(packed, sizeof(packed));
         return TS_ENOMEM;
-    int err = TS_OK;
-    if (munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, server_uid) != EMUNGE_SUCCESS ||
-        (ttl > 0 && munge_ctx_set(ctx, MUNGE_OPT_TTL, ttl) != EMUNGE_SUCCESS))
+    }
+    if (munge_ctx_set(ctx, MUNGE_OPT_UID_RESTRICTION, ac->server_uid) != EMUNGE_SUCCESS ||
+        (ac->ttl > 0 && munge_ctx_set(ctx, MUNGE_OPT_TTL, ac->ttl) != EMUNGE_SUCCESS))
         err = TS_EAUTH;
     if (!err) {
         munge_err_t e = munge_encode(cred, ctx, packed, (int)plen);
@@ -96,12 +114,16 @@ static int parse_payload(const void *buf, int len, struct auth_identity *id)
     if (!p)
         return TS_EAUTH_CRED;
     int err = TS_OK;
-    if (p->version != AUTH_PAYLOAD_VERSION || p->session_key.len != WIRE_KEY_SIZE ||
-        p->body_sha256.len != WIRE_SHA256_SIZE)
+    if (p->version != AUTH_PAYLOAD_VERSION)
+        err = TS_EVERSION; /* a peer of another release: say so, not "invalid" */
+    else if (p->session_key.len != WIRE_KEY_SIZE || p->body_sha256.len != WIRE_SHA256_SIZE ||
+             !p->target || strlen(p->target) >= AUTH_TARGET_MAX)
         err = TS_EAUTH_CRED;
     else {
         memcpy(id->session_key, p->session_key.data, WIRE_KEY_SIZE);
         memcpy(id->body_sha256, p->body_sha256.data, WIRE_SHA256_SIZE);
+        strcpy(id->target, p->target); /* length checked above */
+        id->time = p->time;
     }
     OPENSSL_cleanse(p->session_key.data, p->session_key.len);
     tessera__auth_payload__free_unpacked(p, NULL);
@@ -144,18 +166,70 @@ int auth_check_binding(const struct auth_identity *id, const uint8_t *body, size
     return wire_equal(hash, id->body_sha256, WIRE_SHA256_SIZE) ? TS_OK : TS_EAUTH_BINDING;
 }
 
+int auth_check_destination(const struct auth_identity *id, const char *identity, time_t now,
+                           unsigned window)
+{
+    if (!identity || strcmp(id->target, identity) != 0)
+        return TS_EAUTH_TARGET;
+    int64_t diff = (int64_t)now - id->time;
+    if (diff > (int64_t)window || diff < -(int64_t)window)
+        return TS_EAUTH_CLOCK;
+    return TS_OK;
+}
+
+/* Room left in a handshake frame for the credential (a few hundred bytes for a target of
+ * AUTH_TARGET_MAX) and the envelope around it. */
+#define OPENING_RESERVE 4096u
+
+int auth_seal_frames(const struct auth_client *ac, int opening, struct wire_session *s,
+                     const uint8_t *body, size_t blen, struct auth_frames *out)
+{
+    memset(out, 0, sizeof(*out));
+    int alone = opening && blen > FRAME_HANDSHAKE_MAX - OPENING_RESERVE;
+    static const uint8_t empty[1];
+    char *cred = NULL;
+    int err = TS_OK;
+    if (opening)
+        err = auth_encode(ac, s->key, alone ? empty : body, alone ? 0 : blen, &cred);
+    if (!err && alone)
+        err = wire_seal(s, empty, 0, cred, &out->payload[out->n], &out->len[out->n]);
+    if (!err && alone)
+        out->n++;
+    if (!err)
+        err = wire_seal(s, body, blen, alone ? NULL : cred, &out->payload[out->n],
+                        &out->len[out->n]);
+    if (!err)
+        out->n++;
+    free(cred);
+    if (err)
+        auth_frames_free(out);
+    return err;
+}
+
+void auth_frames_free(struct auth_frames *f)
+{
+    for (int i = 0; i < 2; i++) {
+        free(f->payload[i]);
+        f->payload[i] = NULL;
+    }
+    f->n = 0;
+}
+
 int auth_selftest(const char *socket)
 {
     uint8_t key[WIRE_KEY_SIZE] = {0};
     static const uint8_t body[] = "selftest";
+    struct auth_client ac = {.socket = socket, .server_uid = geteuid(), .target = "selftest"};
     char *cred = NULL;
-    int err = auth_encode(socket, geteuid(), 0, key, body, sizeof(body), &cred);
+    int err = auth_encode(&ac, key, body, sizeof(body), &cred);
     if (err)
         return err;
     struct auth_identity id;
     err = auth_decode(socket, geteuid(), cred, &id);
     if (!err)
         err = auth_check_binding(&id, body, sizeof(body));
+    if (!err)
+        err = auth_check_destination(&id, "selftest", time(NULL), AUTH_DEFAULT_WINDOW);
     free(cred);
     return err;
 }

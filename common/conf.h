@@ -121,6 +121,14 @@ struct conf {
     uint32_t filter_retry_interval;
     uint32_t default_hold_duration;
     uint32_t message_timeout;
+    /* RPC servers' limits (docs/configuration.md, "RPC limits"): read at start */
+    uint32_t rpc_handshake_timeout;   /* seconds to authenticate */
+    uint32_t rpc_frame_timeout;       /* seconds for a frame begun to complete */
+    uint32_t rpc_idle_timeout;        /* seconds; 0: never */
+    uint32_t rpc_max_connections;
+    uint32_t rpc_max_unauth;
+    uint32_t rpc_max_unauth_per_host;
+    uint32_t rpc_max_user_connections;
     uint32_t first_job_id;
     char *plugin_dir;
     char *policy_file;       /* PolicyFile=: PBS-style scheduling policy (NULL: none) */

@@ -4,9 +4,11 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/resource.h>
 #include <unistd.h>
 
 int daemon_start(const char *prog)
@@ -100,4 +102,28 @@ const char *daemon_expand_name(const char *pattern, const char *name, char *buf,
     else
         snprintf(buf, len, "%s", pattern);
     return buf;
+}
+
+/* The open-file limit the daemon started with: written once by daemon_raise_nofile before
+ * any thread exists, read by forked children. */
+static struct rlimit nofile_at_start;
+
+static void restore_nofile(void)
+{
+    setrlimit(RLIMIT_NOFILE, &nofile_at_start); /* async-signal-safe: a system call */
+}
+
+unsigned long daemon_raise_nofile(void)
+{
+    struct rlimit rl;
+    if (getrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return 0;
+    if (rl.rlim_cur == rl.rlim_max)
+        return (unsigned long)rl.rlim_cur;
+    nofile_at_start = rl;
+    rl.rlim_cur = rl.rlim_max;
+    if (setrlimit(RLIMIT_NOFILE, &rl) != 0)
+        return (unsigned long)nofile_at_start.rlim_cur;
+    pthread_atfork(NULL, NULL, restore_nofile);
+    return (unsigned long)rl.rlim_cur;
 }

@@ -11,6 +11,13 @@ int daemon_start(const char *prog);
  * when the verdict was "ok". fd < 0 is ignored. */
 void daemon_report(int fd, const char *msg);
 
+/* Raise the soft limit on open files to the hard limit: every connection is a descriptor,
+ * and a daemon that runs out of them cannot even refuse a flood politely. Processes
+ * forked afterwards get the soft limit the daemon started with back (a pthread_atfork
+ * handler), so batch scripts and step daemons run with what the site set. Call once,
+ * early. Returns the soft limit now in force (0 when it could not be read). */
+unsigned long daemon_raise_nofile(void);
+
 /* Write the pid to path (NULL: nothing). ts_err; errbuf says why. */
 int daemon_write_pid(const char *path, char *errbuf, unsigned long errlen);
 

@@ -50,6 +50,8 @@
     X(TS_EAUTH_HMAC, 306, "Message authentication code mismatch")                        \
     X(TS_EAUTH_SEQ, 307, "Message sequence number out of order")                         \
     X(TS_EAUTH_MUNGE, 308, "MUNGE daemon unreachable")                                   \
+    X(TS_EAUTH_TARGET, 310, "Authentication credential is for another daemon")          \
+    X(TS_EAUTH_CLOCK, 311, "Authentication credential time is outside the accepted window") \
     /* storage (400s) */                                                                 \
     X(TS_ESTORE, 400, "State store error")                                               \
     X(TS_ESTORE_FULL, 401, "State store is full")                                        \

@@ -11,6 +11,11 @@ void frame_reader_init(struct frame_reader *r, size_t max)
     r->max = max;
 }
 
+void frame_reader_set_max(struct frame_reader *r, size_t max)
+{
+    r->max = max;
+}
+
 void frame_reader_release(struct frame_reader *r)
 {
     free(r->payload);
@@ -74,6 +79,25 @@ uint8_t *frame_reader_take(struct frame_reader *r, size_t *len)
     r->payload = NULL;
     frame_reader_init(r, r->max);
     return p;
+}
+
+size_t frame_reader_need(const struct frame_reader *r)
+{
+    if (r->ready)
+        return 0;
+    if (r->header_have < FRAME_HEADER_SIZE)
+        return FRAME_HEADER_SIZE - r->header_have;
+    return r->payload_len - r->payload_have;
+}
+
+int frame_reader_partial(const struct frame_reader *r)
+{
+    return r->header_have > 0 && !r->ready;
+}
+
+size_t frame_reader_declared(const struct frame_reader *r)
+{
+    return r->header_have == FRAME_HEADER_SIZE ? r->payload_len : 0;
 }
 
 int frame_reader_eof(const struct frame_reader *r)

@@ -143,3 +143,26 @@ void log_msg(enum log_level level, const char *fmt, ...)
     }
     errno = saved_errno;
 }
+
+void log_rate_msg(struct log_rate *rate, uint64_t now_ms, uint64_t interval_ms,
+                  enum log_level level, const char *fmt, ...)
+{
+    if (level == LOG_LVL_QUIET || level > log_state.level)
+        return;
+    if (now_ms < rate->next_ms) {
+        rate->dropped++;
+        return;
+    }
+    char text[1024];
+    va_list ap;
+    va_start(ap, fmt);
+    vsnprintf(text, sizeof(text), fmt, ap);
+    va_end(ap);
+    if (rate->dropped)
+        log_msg(level, "%s (%lu more like it since the last one, not logged)", text,
+                rate->dropped);
+    else
+        log_msg(level, "%s", text);
+    rate->dropped = 0;
+    rate->next_ms = now_ms + interval_ms;
+}

@@ -6,6 +6,8 @@
 #ifndef TESSERA_COMMON_LOG_H
 #define TESSERA_COMMON_LOG_H
 
+#include <stdint.h>
+
 enum log_level {
     LOG_LVL_QUIET = 0, /* nothing at all */
     LOG_LVL_ERROR,
@@ -28,6 +30,17 @@ int log_level_parse(const char *name, enum log_level *out);
 const char *log_level_name(enum log_level level);
 
 void log_msg(enum log_level level, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+
+/* A kind of line that others can provoke at will (a flood of connections): at most one
+ * such line per interval, the next one written saying how many were left out. The caller
+ * keeps the state (zeroed to start) and passes its own clock. */
+struct log_rate {
+    uint64_t next_ms;        /* no line before this */
+    unsigned long dropped;   /* lines left out since the last one written */
+};
+void log_rate_msg(struct log_rate *rate, uint64_t now_ms, uint64_t interval_ms,
+                  enum log_level level, const char *fmt, ...)
+    __attribute__((format(printf, 5, 6)));
 
 #define log_error(...) log_msg(LOG_LVL_ERROR, __VA_ARGS__)
 #define log_warn(...) log_msg(LOG_LVL_WARN, __VA_ARGS__)

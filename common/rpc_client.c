@@ -22,7 +22,9 @@ struct rpc_client {
     int fd;
     int broken;          /* a failure left the stream in an unknown state */
     int authenticated;   /* the first frame (with its credential) has been sent */
+    struct addrinfo *addrs; /* the daemon's, tried in order when the first call connects */
     char *munge_socket;
+    char *target;
     uid_t server_uid;
     int cred_ttl;
     int timeout_ms;      /* -1: none */
@@ -108,7 +110,8 @@ int rpc_client_connect(const struct rpc_client_config *cfg, struct rpc_client **
     cli->timeout_ms = cfg->timeout_ms > 0 ? cfg->timeout_ms : 30000;
     cli->next_id = 1;
     frame_reader_init(&cli->reader, cfg->max_frame ? cfg->max_frame : FRAME_DEFAULT_MAX);
-    if (cfg->munge_socket && !(cli->munge_socket = strdup(cfg->munge_socket))) {
+    if ((cfg->munge_socket && !(cli->munge_socket = strdup(cfg->munge_socket))) ||
+        !(cli->target = strdup(cfg->target ? cfg->target : ""))) {
         rpc_client_close(cli);
         return TS_ENOMEM;
     }
@@ -124,15 +127,7 @@ int rpc_client_connect(const struct rpc_client_config *cfg, struct rpc_client **
         rpc_client_close(cli);
         return TS_ECONNECT;
     }
-    int err = TS_ECONNECT;
-    int64_t deadline = deadline_after(cli->timeout_ms);
-    for (struct addrinfo *ai = res; ai && err; ai = ai->ai_next)
-        err = connect_one(ai, deadline, &cli->fd);
-    freeaddrinfo(res);
-    if (err) {
-        rpc_client_close(cli);
-        return err == TS_ETIMEDOUT ? TS_ECONNECT : err;
-    }
+    cli->addrs = res;
     int werr = wire_session_init(&cli->session, WIRE_CLIENT, NULL);
     if (werr) {
         rpc_client_close(cli);
@@ -148,9 +143,12 @@ void rpc_client_close(struct rpc_client *cli)
         return;
     if (cli->fd >= 0)
         close(cli->fd);
+    if (cli->addrs)
+        freeaddrinfo(cli->addrs);
     wire_session_clear(&cli->session);
     frame_reader_release(&cli->reader);
     free(cli->munge_socket);
+    free(cli->target);
     free(cli);
 }
 
@@ -237,37 +235,60 @@ static int read_refusal(struct rpc_client *cli, const Tessera__Envelope *env)
     return code;
 }
 
+/* The request's frame(s): the connection's first request comes with the credential. */
 static int seal_request(struct rpc_client *cli, const uint8_t *body, size_t blen,
-                        uint8_t **payload, size_t *plen)
+                        struct auth_frames *frames)
 {
-    char *cred = NULL;
-    if (!cli->authenticated) {
-        int err = auth_encode(cli->munge_socket, cli->server_uid, cli->cred_ttl,
-                              cli->session.key, body, blen, &cred);
-        if (err) {
-            set_error(cli, "%s", ts_strerror(err));
-            return err;
-        }
-    }
-    int err = wire_seal(&cli->session, body, blen, cred, payload, plen);
-    free(cred);
+    struct auth_client ac = {.socket = cli->munge_socket, .server_uid = cli->server_uid,
+                             .ttl = cli->cred_ttl, .target = cli->target};
+    int err = auth_seal_frames(&ac, !cli->authenticated, &cli->session, body, blen, frames);
+    if (err)
+        set_error(cli, "%s", ts_strerror(err));
     return err;
 }
 
-static int exchange(struct rpc_client *cli, const uint8_t *payload, size_t plen,
-                    Tessera__Envelope **env)
+static int send_frame(struct rpc_client *cli, const uint8_t *payload, size_t plen,
+                      int64_t deadline)
 {
-    int64_t deadline = deadline_after(cli->timeout_ms);
     uint8_t header[FRAME_HEADER_SIZE];
     int err = frame_header_encode(header, plen);
     if (!err)
         err = send_all(cli, header, sizeof(header), deadline);
     if (!err)
         err = send_all(cli, payload, plen, deadline);
+    return err;
+}
+
+/* The connection, opened by the first call with its frames ready: a server that drops
+ * the oldest connections still waiting for a first frame (under a flood of them) never
+ * waits on us. */
+static int open_connection(struct rpc_client *cli, int64_t deadline)
+{
+    int err = TS_ECONNECT;
+    for (struct addrinfo *ai = cli->addrs; ai && err; ai = ai->ai_next)
+        err = connect_one(ai, deadline, &cli->fd);
+    if (err) {
+        set_error(cli, "%s", "nobody answers at the daemon's address");
+        return TS_ECONNECT;
+    }
+    return TS_OK;
+}
+
+/* Send the frames and read the one response they ask for (a credential-only frame asks
+ * for none). */
+static int exchange(struct rpc_client *cli, const struct auth_frames *frames,
+                    Tessera__Envelope **env)
+{
+    int64_t deadline = deadline_after(cli->timeout_ms);
+    int err = cli->fd < 0 ? open_connection(cli, deadline) : TS_OK;
+    for (int i = 0; i < frames->n && !err; i++)
+        err = send_frame(cli, frames->payload[i], frames->len[i], deadline);
     uint8_t *reply = NULL;
     size_t rlen = 0;
     if (!err)
         err = recv_frame(cli, deadline, &reply, &rlen);
+    else if (err == TS_ECLOSED && recv_frame(cli, deadline, &reply, &rlen) == TS_OK)
+        err = TS_OK; /* the server refused the opening frame and closed: its words */
     if (!err) {
         err = wire_unpack(reply, rlen, env);
         free(reply);
@@ -291,17 +312,16 @@ int rpc_client_call(struct rpc_client *cli, const Tessera__Request *req,
     if (!body)
         return TS_ENOMEM;
     tessera__request__pack(&r, body);
-    uint8_t *payload = NULL;
-    size_t plen = 0;
-    int err = seal_request(cli, body, blen, &payload, &plen);
+    struct auth_frames frames;
+    int err = seal_request(cli, body, blen, &frames);
     free(body);
     if (err)
         return err;
     cli->authenticated = 1;
 
     Tessera__Envelope *env = NULL;
-    err = exchange(cli, payload, plen, &env);
-    free(payload);
+    err = exchange(cli, &frames, &env);
+    auth_frames_free(&frames);
     if (!err && env->hmac.len == 0)
         err = read_refusal(cli, env);
     else if (!err)

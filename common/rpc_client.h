@@ -1,6 +1,7 @@
 /* The blocking RPC client used by commands (and by tests): one connection, requests
- * answered in order. The first request carries the MUNGE credential; later ones only
- * their sequence number and HMAC, so a command that sends several requests pays for
+ * answered in order. The first request carries the MUNGE credential (or follows it at
+ * once in a frame of its own when it is too large for the handshake frame); later ones
+ * only their sequence number and HMAC, so a command that sends several requests pays for
  * MUNGE once. */
 #ifndef TESSERA_COMMON_RPC_CLIENT_H
 #define TESSERA_COMMON_RPC_CLIENT_H
@@ -19,12 +20,15 @@ struct rpc_client_config {
     uint16_t port;
     const char *munge_socket; /* NULL: MUNGE's default */
     uid_t server_uid;         /* the uid the daemon runs as: only it may decode */
+    const char *target;       /* the daemon's name for credentials (rpc_conf.h) */
     int timeout_ms;           /* per call (connect, send, receive); 0: 30 s */
     int cred_ttl;             /* seconds; 0: MUNGE's default */
     size_t max_frame;         /* 0: FRAME_DEFAULT_MAX */
 };
 
-/* Connect (TS_ECONNECT when nobody answers). No data is sent yet. */
+/* Resolve the daemon's address (TS_ECONNECT when it cannot be). The connection opens
+ * with the first call, once its first frame is sealed, and that call fails with
+ * TS_ECONNECT when nobody answers. */
 int rpc_client_connect(const struct rpc_client_config *cfg, struct rpc_client **out);
 void rpc_client_close(struct rpc_client *cli);
 /* Per call from now on; 0: 30 s, negative: none (a request the server holds open). */

@@ -35,10 +35,12 @@ struct rpc_peer {
     struct loop *loop;
     char *host;
     char *munge_socket;
+    char *target;
     uint16_t port;
     uid_t server_uid;
     int cred_ttl;
     unsigned timeout_ms;
+    unsigned idle_close_ms;
 
     enum peer_state state;
     int fd;
@@ -53,6 +55,7 @@ struct rpc_peer {
     uint64_t next_id;
     struct loop_timer *kick;    /* a 0 ms timer: connect and send outside rpc_peer_call */
     struct loop_timer *timeout; /* the oldest call's deadline */
+    struct loop_timer *idle;    /* no call waiting: close then */
     int busy;                   /* callbacks running: destroy waits for them */
     int destroyed;
 };
@@ -76,11 +79,14 @@ int rpc_peer_create(struct loop *loop, const struct rpc_peer_config *cfg, struct
     p->server_uid = cfg->server_uid;
     p->cred_ttl = cfg->cred_ttl;
     p->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : 10000;
+    p->idle_close_ms = cfg->idle_close_ms;
     p->next_id = 1;
     frame_reader_init(&p->reader, cfg->max_frame ? cfg->max_frame : FRAME_DEFAULT_MAX);
     if (!(p->host = strdup(cfg->host)) ||
+        !(p->target = strdup(cfg->target ? cfg->target : "")) ||
         (cfg->munge_socket && !(p->munge_socket = strdup(cfg->munge_socket)))) {
         free(p->host);
+        free(p->target);
         free(p);
         return TS_ENOMEM;
     }
@@ -94,6 +100,7 @@ static void peer_free(struct rpc_peer *p)
     outbuf_free(&p->out);
     wire_session_clear(&p->session);
     free(p->host);
+    free(p->target);
     free(p->munge_socket);
     free(p);
 }
@@ -159,6 +166,8 @@ static void arm_timeout(struct rpc_peer *p)
 
 static void close_fd(struct rpc_peer *p)
 {
+    loop_timer_cancel(p->loop, p->idle);
+    p->idle = NULL;
     if (p->fd >= 0) {
         loop_fd_remove(p->loop, p->fd);
         close(p->fd);
@@ -212,6 +221,26 @@ size_t rpc_peer_pending(const struct rpc_peer *p)
 }
 
 /* ------------------------------------------------------------------------------------ */
+/* idleness: the client closes first, so that no request meets a server's idle close */
+
+static void idle_fired(struct loop *loop, struct loop_timer *t, void *arg)
+{
+    struct rpc_peer *p = arg;
+    p->idle = NULL;
+    if (!p->head && p->state == PEER_OPEN) {
+        log_debug("rpc peer %s:%u: idle, closing", p->host, p->port);
+        close_fd(p);
+    }
+}
+
+static void arm_idle(struct rpc_peer *p)
+{
+    if (p->head || p->idle || !p->idle_close_ms || p->state != PEER_OPEN || p->destroyed)
+        return;
+    p->idle = loop_timer_add(p->loop, p->idle_close_ms, 0, idle_fired, p);
+}
+
+/* ------------------------------------------------------------------------------------ */
 /* receiving */
 
 static struct call *take_call(struct rpc_peer *p, uint64_t id)
@@ -258,6 +287,7 @@ static int handle_frame(struct rpc_peer *p, uint8_t *payload, size_t len)
             free(c->body);
             free(c);
         }
+        arm_idle(p);
     }
     if (resp)
         tessera__response__free_unpacked(resp, NULL);
@@ -363,23 +393,17 @@ static int peer_connect(struct rpc_peer *p)
     return wire_session_init(&p->session, WIRE_CLIENT, NULL);
 }
 
-/* Seal one call's body into the output; the connection's first frame gets the
+/* Seal one call's body into the output; the connection's first call comes with the
  * credential. */
 static int seal_call(struct rpc_peer *p, struct call *c)
 {
-    char *cred = NULL;
-    int err = TS_OK;
-    if (!p->credential_sent)
-        err = auth_encode(p->munge_socket, p->server_uid, p->cred_ttl, p->session.key, c->body,
-                          c->blen, &cred);
-    uint8_t *payload = NULL;
-    size_t plen = 0;
-    if (!err)
-        err = wire_seal(&p->session, c->body, c->blen, cred, &payload, &plen);
-    if (!err)
-        err = outbuf_frame(&p->out, payload, plen);
-    free(payload);
-    free(cred);
+    struct auth_client ac = {.socket = p->munge_socket, .server_uid = p->server_uid,
+                             .ttl = p->cred_ttl, .target = p->target};
+    struct auth_frames frames;
+    int err = auth_seal_frames(&ac, !p->credential_sent, &p->session, c->body, c->blen, &frames);
+    for (int i = 0; i < frames.n && !err; i++)
+        err = outbuf_frame(&p->out, frames.payload[i], frames.len[i]);
+    auth_frames_free(&frames);
     if (!err) {
         p->credential_sent = 1;
         free(c->body);
@@ -388,7 +412,8 @@ static int seal_call(struct rpc_peer *p, struct call *c)
     return err;
 }
 
-static void peer_send_queued(struct rpc_peer *p)
+/* Seal the calls not yet in the output. */
+static int seal_queued(struct rpc_peer *p)
 {
     size_t index = 0;
     struct call *c = p->head;
@@ -398,10 +423,19 @@ static void peer_send_queued(struct rpc_peer *p)
         int err = seal_call(p, c);
         if (err) {
             log_warn("rpc peer %s:%u: %s", p->host, p->port, ts_strerror(err));
-            peer_fail(p, err);
-            return;
+            return err;
         }
         p->nsent++;
+    }
+    return TS_OK;
+}
+
+static void peer_send_queued(struct rpc_peer *p)
+{
+    int err = seal_queued(p);
+    if (err) {
+        peer_fail(p, err);
+        return;
     }
     if (outbuf_flush(&p->out, p->fd) != TS_OK) {
         peer_fail(p, TS_ECLOSED);
@@ -416,7 +450,12 @@ static void kick_fired(struct loop *loop, struct loop_timer *t, void *arg)
     p->kick = NULL;
     p->busy++;
     if (p->state == PEER_IDLE && p->head) {
+        /* the first frames are sealed while the connection is being made: they leave
+         * the moment it stands (a server under a flood drops the oldest connections
+         * still waiting for a first frame) */
         int err = peer_connect(p);
+        if (!err)
+            err = seal_queued(p);
         if (err)
             peer_fail(p, err);
     } else if (p->state == PEER_OPEN) {
@@ -443,6 +482,8 @@ static int queue_call(struct rpc_peer *p, const Tessera__Request *req, rpc_peer_
 {
     if (p->destroyed)
         return TS_ESHUTDOWN;
+    loop_timer_cancel(p->loop, p->idle);
+    p->idle = NULL;
     struct call *c = calloc(1, sizeof(*c));
     if (!c)
         return TS_ENOMEM;

@@ -28,9 +28,13 @@ struct rpc_peer_config {
     uint16_t port;
     const char *munge_socket;  /* NULL: MUNGE's default */
     uid_t server_uid;          /* the peer daemon's uid: only it may decode */
+    const char *target;        /* the peer daemon's name for credentials (rpc_conf.h) */
     int cred_ttl;              /* 0: MUNGE's default */
     unsigned timeout_ms;       /* connect, and each request's answer; 0: 10 s */
     size_t max_frame;          /* 0: FRAME_DEFAULT_MAX */
+    unsigned idle_close_ms;    /* close the connection when no call has waited this long
+                                * (the next call opens a new one), before a server's idle
+                                * time-out could close it under a request; 0: keep it */
 };
 
 /* err is TS_OK when a response arrived (it may carry an Error), else why none will

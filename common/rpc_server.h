@@ -10,7 +10,11 @@
  * truncated or undecodable frame, a wrong version, a bad credential, HMAC or sequence
  * number gets an error response where one can be sent, and the connection is closed.
  * A connection stops reading while it has too many requests in flight or too much
- * output queued, and one that does not finish its handshake in time is closed.
+ * output queued. Before authentication a peer gets little: a 64 KiB first frame, a few
+ * seconds, a place among a bounded number of such connections (the oldest is dropped for
+ * a newcomer); afterwards per-user caps, a partial-frame deadline and an idle deadline
+ * apply (docs/protocol.md, section 6). Running out of file descriptors pauses accepting
+ * instead of spinning.
  */
 #ifndef TESSERA_COMMON_RPC_SERVER_H
 #define TESSERA_COMMON_RPC_SERVER_H
@@ -35,23 +39,63 @@ struct rpc_handler {
     rpc_handler_fn fn;
 };
 
+#define RPC_MAX_TRUSTED_UIDS 4
+
 struct rpc_server_config {
     const char *host;                 /* address to listen on; NULL or "" for all */
     uint16_t port;                    /* 0: any free port (see rpc_server_port) */
     const char *munge_socket;         /* NULL: MUNGE's default */
     uid_t uid;                        /* the uid credentials must be restricted to */
+    const char *identity;             /* this server's name: credentials must name it
+                                       * (required; rpc_conf.h builds them) */
+    unsigned cred_window_s;           /* a credential's time may differ from ours by this
+                                       * much; 0: AUTH_DEFAULT_WINDOW */
     int auth_threads;                 /* 0: AUTHPOOL_DEFAULT_THREADS */
-    size_t max_frame;                 /* 0: FRAME_DEFAULT_MAX */
-    unsigned handshake_timeout_ms;    /* 0: 10 s */
-    unsigned max_connections;         /* 0: 4096 */
+    size_t max_frame;                 /* after authentication; 0: FRAME_DEFAULT_MAX (before
+                                       * it: FRAME_HANDSHAKE_MAX at most) */
+    unsigned handshake_timeout_ms;    /* 0: RPC_DEFAULT_HANDSHAKE_MS */
+    unsigned max_connections;         /* 0: RPC_DEFAULT_MAX_CONNECTIONS; never more than 3/4 of
+                                       * the open-file limit */
+    /* Connections that have not authenticated yet: in all, from one address, and the bytes
+     * of their first frames. When one is full, the oldest still waiting for its first
+     * frame is dropped for the newcomer (docs/protocol.md, section 6). 0: the defaults. */
+    unsigned max_unauth;
+    unsigned max_unauth_per_host;
+    size_t max_unauth_bytes;
+    /* Authenticated connections of one uid (root, uid and trusted_uids aside); 0: the
+     * default. */
+    unsigned max_per_user;
+    /* An authenticated connection of a uid that is not trusted, with no request in flight
+     * and no frame begun, is closed after this long; 0: never. */
+    unsigned idle_timeout_ms;
+    /* A frame begun and not complete after this long closes its connection; 0: the
+     * default. */
+    unsigned frame_timeout_ms;
+    /* Besides root and uid: the daemons' own users, whose persistent lines are neither
+     * capped per user nor closed when idle. */
+    uid_t trusted_uids[RPC_MAX_TRUSTED_UIDS];
+    size_t ntrusted;
 };
+
+#define RPC_DEFAULT_HANDSHAKE_MS 3000
+#define RPC_DEFAULT_MAX_CONNECTIONS 8192
+#define RPC_DEFAULT_MAX_UNAUTH 1024
+#define RPC_DEFAULT_MAX_UNAUTH_PER_HOST 64
+#define RPC_DEFAULT_MAX_UNAUTH_BYTES (16u << 20)
+#define RPC_DEFAULT_MAX_PER_USER 1024
+#define RPC_DEFAULT_FRAME_TIMEOUT_MS 60000
 
 struct rpc_server_stats {
     uint64_t accepted;     /* connections accepted */
     uint64_t authenticated;
-    uint64_t refused;      /* connections closed for bad input or failed authentication */
+    uint64_t refused;      /* connections closed for bad input, failed authentication, or
+                            * a limit */
+    uint64_t evicted;      /* unauthenticated connections dropped to make room */
+    uint64_t timed_out;    /* closed by a deadline: handshake, partial frame, idle */
     uint64_t requests;     /* requests dispatched to handlers */
     uint32_t open;         /* connections open now */
+    uint32_t unauth;       /* of which not authenticated yet */
+    uint64_t unauth_bytes; /* bytes their first frames declared, counted against the cap */
 };
 
 /* Bind and listen (TS_EADDRINUSE when the port is taken), start the auth threads. The

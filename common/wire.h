@@ -15,7 +15,7 @@
 #include <stddef.h>
 #include <stdint.h>
 
-#define WIRE_VERSION 1
+#define WIRE_VERSION 2
 #define WIRE_KEY_SIZE 32
 #define WIRE_HMAC_SIZE 32
 #define WIRE_SHA256_SIZE 32

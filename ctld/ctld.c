@@ -21,6 +21,7 @@
 #include "common/log.h"
 #include "common/namecache.h"
 #include "common/loop.h"
+#include "common/rpc_conf.h"
 #include "common/rpc_server.h"
 #include "common/store.h"
 #include "common/store_file.h"
@@ -159,12 +160,14 @@ static int setup_logging(const struct conf *conf, const struct ctld_options *opt
 
 static int start_server(struct ctld *c, uint16_t port, char *errbuf, size_t errlen)
 {
+    char name[AUTH_TARGET_MAX];
     struct rpc_server_config cfg = {
         .host = c->conf->ctld_host,
         .port = port ? port : c->conf->ctld_port,
-        .munge_socket = c->conf->munge_socket,
         .uid = geteuid(),
+        .identity = rpc_name_ctld(c->conf, name, sizeof(name)),
     };
+    rpc_conf_server(c->conf, &cfg);
     int err = rpc_server_create(c->loop, &cfg, ctld_rpc_handlers, ctld_rpc_nhandlers, c,
                                 &c->server);
     if (err)

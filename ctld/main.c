@@ -59,6 +59,7 @@ int main(int argc, char **argv)
 
     log_open("tessera-ctld", LOG_LVL_INFO, NULL);
     int status_fd = opts.foreground ? -1 : daemon_start("tessera-ctld");
+    daemon_raise_nofile(); /* before any thread: connections are descriptors */
     char err[1024];
     struct ctld *c = NULL;
     if (ctld_create(&opts, &c, err, sizeof(err)) != TS_OK) {

@@ -10,6 +10,7 @@
 #include "common/hashmap.h"
 #include "common/jobstate.h"
 #include "common/log.h"
+#include "common/rpc_conf.h"
 #include "common/rpc_peer.h"
 #include "common/store.h"
 
@@ -352,14 +353,14 @@ struct rpc_peer *node_peer(struct ctld *c, struct node *n)
 {
     if (n->peer)
         return n->peer;
+    char name[AUTH_TARGET_MAX];
     struct rpc_peer_config cfg = {
         .host = n->cfg->addr,
         .port = n->cfg->port,
-        .munge_socket = c->conf->munge_socket,
         .server_uid = c->conf->noded_user_uid,
-        .cred_ttl = (int)c->conf->cred_ttl,
-        .timeout_ms = c->conf->message_timeout * 1000,
+        .target = rpc_name_noded(c->conf, n->cfg->name, name, sizeof(name)),
     };
+    rpc_conf_peer(c->conf, &cfg);
     if (rpc_peer_create(c->loop, &cfg, &n->peer) != TS_OK)
         return NULL;
     snprintf(n->peer_addr, sizeof(n->peer_addr), "%s", n->cfg->addr);

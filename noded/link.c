@@ -11,6 +11,7 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/loop.h"
+#include "common/rpc_conf.h"
 #include "common/rpc_peer.h"
 
 #include <signal.h>
@@ -302,14 +303,14 @@ void link_take_cred_key(struct noded *nd, const char *pem)
 
 int link_start(struct noded *nd)
 {
+    char name[AUTH_TARGET_MAX];
     struct rpc_peer_config cfg = {
         .host = nd->conf->ctld_host,
         .port = nd->conf->ctld_port,
-        .munge_socket = nd->conf->munge_socket,
         .server_uid = nd->conf->slurm_user_uid,
-        .cred_ttl = (int)nd->conf->cred_ttl,
-        .timeout_ms = nd->conf->message_timeout * 1000,
+        .target = rpc_name_ctld(nd->conf, name, sizeof(name)),
     };
+    rpc_conf_peer(nd->conf, &cfg);
     int err = rpc_peer_create(nd->loop, &cfg, &nd->ctl);
     if (!err)
         link_register(nd);

@@ -56,6 +56,7 @@ int main(int argc, char **argv)
 
     log_open("tessera-noded", LOG_LVL_INFO, NULL);
     int status_fd = opts.foreground ? -1 : daemon_start("tessera-noded");
+    daemon_raise_nofile(); /* before any thread: connections are descriptors */
     char err[1024];
     struct noded *nd = NULL;
     if (noded_create(&opts, &nd, err, sizeof(err)) != TS_OK) {

@@ -7,6 +7,7 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/loop.h"
+#include "common/rpc_conf.h"
 #include "common/rpc_peer.h"
 #include "common/rpc_server.h"
 
@@ -71,13 +72,15 @@ static int prepare_spool(struct noded *nd, char *errbuf, size_t errlen)
 
 static int start_server(struct noded *nd, char *errbuf, size_t errlen)
 {
+    char name[AUTH_TARGET_MAX];
     struct rpc_server_config cfg = {
         .host = nd->node->addr,
         .port = nd->node->port,
-        .munge_socket = nd->conf->munge_socket,
         .uid = geteuid(),
-        .auth_threads = 2,
+        .identity = rpc_name_noded(nd->conf, nd->name, name, sizeof(name)),
     };
+    rpc_conf_server(nd->conf, &cfg);
+    cfg.auth_threads = 2;
     int err = rpc_server_create(nd->loop, &cfg, noded_rpc_handlers, noded_rpc_nhandlers, nd,
                                 &nd->server);
     if (err)

@@ -10,6 +10,7 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/loop.h"
+#include "common/rpc_conf.h"
 #include "common/rpc_peer.h"
 #include "common/steplayout.h"
 
@@ -256,14 +257,15 @@ static int start_pmi(struct stepd *sd, int *task_fds)
 
 static int connect_srun(struct stepd *sd)
 {
+    char name[AUTH_TARGET_MAX];
     struct rpc_peer_config cfg = {
         .host = sd->launch->io_host,
         .port = (uint16_t)sd->launch->io_port,
-        .munge_socket = sd->conf->munge_socket,
         .server_uid = (uid_t)sd->layout->uid, /* srun runs as the step's user */
-        .cred_ttl = (int)sd->conf->cred_ttl,
-        .timeout_ms = sd->conf->message_timeout * 1000,
+        .target = rpc_name_srun(sd->conf, sd->layout->job_id, sd->layout->step_id, name,
+                                sizeof(name)),
     };
+    rpc_conf_peer(sd->conf, &cfg);
     return rpc_peer_create(sd->loop, &cfg, &sd->srun);
 }
 

@@ -60,7 +60,7 @@ static int ping_ok(struct harness_cluster *c)
 {
     struct rpc_client_config cfg = {.host = "127.0.0.1", .port = c->ctld_port,
                                     .munge_socket = c->munge.socket, .server_uid = geteuid(),
-                                    .timeout_ms = 2000};
+                                    .target = HARNESS_CTLD_NAME, .timeout_ms = 2000};
     struct rpc_client *cli = NULL;
     if (rpc_client_connect(&cfg, &cli) != TS_OK)
         return 0;
@@ -222,7 +222,7 @@ static int nodes_up(struct harness_cluster *c)
 {
     struct rpc_client_config cfg = {.host = "127.0.0.1", .port = c->ctld_port,
                                     .munge_socket = c->munge.socket, .server_uid = geteuid(),
-                                    .timeout_ms = 2000};
+                                    .target = HARNESS_CTLD_NAME, .timeout_ms = 2000};
     struct rpc_client *cli = NULL;
     if (rpc_client_connect(&cfg, &cli) != TS_OK)
         return -1;

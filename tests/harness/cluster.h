@@ -11,6 +11,8 @@
 #include <sys/types.h>
 
 #define HARNESS_MAX_NODES 8
+/* The controller's name in credentials (rpc_conf.h) for the cluster "itest". */
+#define HARNESS_CTLD_NAME "itest/ctld"
 
 struct harness_node {
     char name[32];

@@ -453,11 +453,13 @@ static void test_steps_shown_and_cancelled(void **state)
 /* ------------------------------------------------------------------------------------ */
 /* forged and replayed launches */
 
-static struct rpc_client *connect_to(uint16_t port, uid_t server_uid)
+/* A client of the daemon named target (rpc_conf.h) on port. */
+static struct rpc_client *connect_to(uint16_t port, uid_t server_uid, const char *target)
 {
     struct rpc_client_config cfg = {.host = "127.0.0.1", .port = port,
                                     .munge_socket = cluster.munge.socket,
-                                    .server_uid = server_uid, .timeout_ms = 10000};
+                                    .server_uid = server_uid, .target = target,
+                                    .timeout_ms = 10000};
     struct rpc_client *cli = NULL;
     assert_int_equal(rpc_client_connect(&cfg, &cli), TS_OK);
     return cli;
@@ -483,7 +485,9 @@ static int launch_with(const Tessera__StepCreateResponse *sc, const uint8_t *sig
     req.msg_case = TESSERA__REQUEST__MSG_STEP_LAUNCH;
     req.step_launch = &sl;
     const Tessera__StepLayoutNode *n = sc->layout->nodes[0];
-    struct rpc_client *cli = connect_to((uint16_t)n->port, 0);
+    char target[64];
+    snprintf(target, sizeof(target), "itest/noded/%s", n->name);
+    struct rpc_client *cli = connect_to((uint16_t)n->port, 0, target);
     Tessera__Response *resp = NULL;
     assert_int_equal(rpc_client_call(cli, &req, &resp), TS_OK);
     int code = resp->error ? (int)resp->error->code : 0;
@@ -522,7 +526,7 @@ static void test_forged_and_replayed_launch(void **state)
     Tessera__Request req = TESSERA__REQUEST__INIT;
     req.msg_case = TESSERA__REQUEST__MSG_STEP_CREATE;
     req.step_create = &sc;
-    struct rpc_client *cli = connect_to(cluster.ctld_port, 0);
+    struct rpc_client *cli = connect_to(cluster.ctld_port, 0, HARNESS_CTLD_NAME);
     Tessera__Response *resp = NULL;
     assert_int_equal(rpc_client_call(cli, &req, &resp), TS_OK);
     assert_null(resp->error);

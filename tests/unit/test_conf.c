@@ -112,6 +112,35 @@ static void test_all_keys(void **state)
     conf_free(c);
 }
 
+/* The RPC servers' limits: defaults, values, and a handshake deadline of 0 refused. */
+static void test_rpc_limits(void **state)
+{
+    struct conf *c = parse_ok("");
+    assert_int_equal(c->rpc_handshake_timeout, 3);
+    assert_int_equal(c->rpc_frame_timeout, 60);
+    assert_int_equal(c->rpc_idle_timeout, 600);
+    assert_int_equal(c->rpc_max_connections, 8192);
+    assert_int_equal(c->rpc_max_unauth, 1024);
+    assert_int_equal(c->rpc_max_unauth_per_host, 64);
+    assert_int_equal(c->rpc_max_user_connections, 1024);
+    conf_free(c);
+    c = parse_ok("RpcHandshakeTimeout=5 RpcFrameTimeout=120 RpcIdleTimeout=0\n"
+                 "RpcMaxConnections=20000 RpcMaxUnauthConnections=200\n"
+                 "RpcMaxUnauthPerHost=8 RpcMaxUserConnections=50\n");
+    assert_int_equal(c->rpc_handshake_timeout, 5);
+    assert_int_equal(c->rpc_frame_timeout, 120);
+    assert_int_equal(c->rpc_idle_timeout, 0);
+    assert_int_equal(c->rpc_max_connections, 20000);
+    assert_int_equal(c->rpc_max_unauth, 200);
+    assert_int_equal(c->rpc_max_unauth_per_host, 8);
+    assert_int_equal(c->rpc_max_user_connections, 50);
+    conf_free(c);
+    parse_fails("RpcHandshakeTimeout=0\n",
+                "t.conf:1: RpcHandshakeTimeout must be a whole number from 1 to 60, not '0'");
+    parse_fails("RpcMaxUnauthPerHost=0\n",
+                "t.conf:1: RpcMaxUnauthPerHost must be a whole number from 1 to 1000000, not '0'");
+}
+
 static void test_nodes(void **state)
 {
     struct conf *c = parse_ok(
@@ -481,6 +510,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_defaults),
         cmocka_unit_test(test_all_keys),
+        cmocka_unit_test(test_rpc_limits),
         cmocka_unit_test(test_nodes),
         cmocka_unit_test(test_noded_port_after_nodes),
         cmocka_unit_test(test_partitions),

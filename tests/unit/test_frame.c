@@ -116,6 +116,43 @@ static void test_oversized(void **state)
     frame_reader_release(&r);
 }
 
+/* A server reads a stranger's first frame with a small maximum, byte count by byte
+ * count (need), and raises the maximum once the credential is proven. */
+static void test_handshake_then_raised_max(void **state)
+{
+    struct frame_reader r;
+    frame_reader_init(&r, 8);
+    assert_int_equal(frame_reader_need(&r), 4);
+    assert_false(frame_reader_partial(&r));
+    assert_int_equal(frame_reader_declared(&r), 0);
+    uint8_t buf[4 + 8] = {0};
+    frame_header_encode(buf, 8);
+    size_t used = 0;
+    assert_int_equal(frame_reader_feed(&r, buf, 2, &used), TS_OK);
+    assert_true(frame_reader_partial(&r));
+    assert_int_equal(frame_reader_need(&r), 2);
+    assert_int_equal(frame_reader_declared(&r), 0);
+    assert_int_equal(frame_reader_feed(&r, buf + 2, 2, &used), TS_OK);
+    assert_int_equal(frame_reader_declared(&r), 8);
+    assert_int_equal(frame_reader_need(&r), 8);
+    assert_int_equal(frame_reader_feed(&r, buf + 4, 8, &used), TS_OK);
+    assert_true(frame_reader_ready(&r));
+    assert_int_equal(frame_reader_need(&r), 0);
+    assert_false(frame_reader_partial(&r));
+    size_t len;
+    free(frame_reader_take(&r, &len));
+    /* the next frame may be larger once allowed, not before */
+    uint8_t hdr[4];
+    frame_header_encode(hdr, 100);
+    frame_reader_set_max(&r, 100);
+    assert_int_equal(frame_reader_feed(&r, hdr, 4, &used), TS_OK);
+    assert_int_equal(frame_reader_declared(&r), 100);
+    frame_reader_release(&r);
+    frame_reader_init(&r, 8);
+    assert_int_equal(frame_reader_feed(&r, hdr, 4, &used), TS_EFRAME_TOOBIG);
+    frame_reader_release(&r);
+}
+
 static void test_take_without_frame(void **state)
 {
     struct frame_reader r;
@@ -144,6 +181,7 @@ int main(void)
         cmocka_unit_test(test_truncated_at_every_byte),
         cmocka_unit_test(test_oversized),
         cmocka_unit_test(test_take_without_frame),
+        cmocka_unit_test(test_handshake_then_raised_max),
         cmocka_unit_test(test_header_encode),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);

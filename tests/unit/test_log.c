@@ -83,6 +83,33 @@ static void test_unwritable(void **state)
     log_close();
 }
 
+/* Lines a stranger can provoke: one per interval, the next one counting those left out. */
+static void test_rate_limited(void **state)
+{
+    char dir[256], path[300];
+    assert_int_equal(harness_tmpdir("log", dir, sizeof(dir)), 0);
+    snprintf(path, sizeof(path), "%s/x.log", dir);
+    assert_int_equal(log_open("t", LOG_LVL_INFO, path), TS_OK);
+    struct log_rate rate = {0};
+    for (int i = 0; i < 1000; i++)
+        log_rate_msg(&rate, 5000 + (uint64_t)i, 10000, LOG_LVL_WARN, "accept: %d", i);
+    log_rate_msg(&rate, 15000, 10000, LOG_LVL_WARN, "accept: %s", "later");
+    log_rate_msg(&rate, 15001, 10000, LOG_LVL_DEBUG, "not at this level"); /* not counted */
+    log_rate_msg(&rate, 25000, 10000, LOG_LVL_WARN, "accept: %s", "again");
+    log_close();
+    char *text = harness_read_file(path);
+    assert_non_null(strstr(text, "] t: warning: accept: 0\n"));
+    assert_null(strstr(text, "accept: 1\n"));
+    assert_non_null(strstr(text, "accept: later (999 more like it since the last one, not logged)\n"));
+    assert_non_null(strstr(text, "accept: again\n"));
+    int lines = 0;
+    for (const char *c = text; *c; c++)
+        lines += *c == '\n';
+    assert_int_equal(lines, 3);
+    free(text);
+    harness_rmrf(dir);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -90,6 +117,7 @@ int main(void)
         cmocka_unit_test(test_long_line),
         cmocka_unit_test(test_level_names),
         cmocka_unit_test(test_unwritable),
+        cmocka_unit_test(test_rate_limited),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -1,5 +1,7 @@
 /* The RPC server and client against a private munged: requests, delayed responses, and
- * every kind of bad input a peer can send, after which the server still serves. */
+ * every kind of bad input a peer can send, after which the server still serves; floods
+ * of connections that do not authenticate, credentials for another daemon, large first
+ * requests, per-user caps, partial-frame and idle deadlines. */
 #include "common/auth.h"
 #include "common/errors.h"
 #include "common/frame.h"
@@ -11,6 +13,8 @@
 #include "harness.h"
 
 #include <arpa/inet.h>
+#include <errno.h>
+#include <grp.h>
 #include <netinet/in.h>
 #include <poll.h>
 #include <pthread.h>
@@ -19,14 +23,18 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cmocka.h>
 
 static struct harness_munge munge;
+
+#define NAME "test/srv" /* the server's name in credentials */
 
 /* ------------------------------------------------------------------------------------ */
 /* the server under test, its loop on a thread of its own */
@@ -76,11 +84,25 @@ static void handle_hold(struct rpc_request *req, const Tessera__Request *msg, vo
     held_req = req;
 }
 
+/* job_query: answers a ping whose uid is the number of ids asked about (a request as
+ * large as the test likes) */
+static void handle_count(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    Tessera__PingResponse ping = TESSERA__PING_RESPONSE__INIT;
+    ping.uid = (uint32_t)msg->job_query->n_job_ids;
+    Tessera__Response resp = TESSERA__RESPONSE__INIT;
+    resp.msg_case = TESSERA__RESPONSE__MSG_PING;
+    resp.ping = &ping;
+    rpc_respond(req, &resp);
+}
+
 static const struct rpc_handler handlers[] = {
     {TESSERA__REQUEST__MSG_PING, "ping", handle_ping},
     {TESSERA__REQUEST__MSG_SHOW_CONFIG, "show_config", handle_show_config},
     {TESSERA__REQUEST__MSG_SCHEDULE, "schedule", handle_hold},
+    {TESSERA__REQUEST__MSG_JOB_QUERY, "count", handle_count},
 };
+#define NHANDLERS (sizeof(handlers) / sizeof(handlers[0]))
 
 static void *server_thread(void *arg)
 {
@@ -89,19 +111,29 @@ static void *server_thread(void *arg)
     return NULL;
 }
 
-static struct server *server_start(unsigned handshake_ms, size_t max_frame)
+/* A server with cfg's limits (its address, MUNGE, uid and name filled in here). */
+static struct server *server_start_with(struct rpc_server_config cfg)
 {
     struct server *s = calloc(1, sizeof(*s));
     s->loop = loop_create();
     assert_non_null(s->loop);
-    struct rpc_server_config cfg = {.host = "127.0.0.1", .munge_socket = munge.socket,
-                                    .uid = geteuid(), .auth_threads = 2,
-                                    .handshake_timeout_ms = handshake_ms, .max_frame = max_frame};
-    assert_int_equal(rpc_server_create(s->loop, &cfg, handlers, 3, s->loop, &s->srv), TS_OK);
+    cfg.host = "127.0.0.1";
+    cfg.munge_socket = munge.socket;
+    cfg.uid = geteuid();
+    cfg.identity = NAME;
+    cfg.auth_threads = 2;
+    assert_int_equal(rpc_server_create(s->loop, &cfg, handlers, NHANDLERS, s->loop, &s->srv),
+                     TS_OK);
     s->port = rpc_server_port(s->srv);
     assert_true(s->port > 0);
     assert_int_equal(pthread_create(&s->thread, NULL, server_thread, s), 0);
     return s;
+}
+
+static struct server *server_start(unsigned handshake_ms, size_t max_frame)
+{
+    struct rpc_server_config cfg = {.handshake_timeout_ms = handshake_ms, .max_frame = max_frame};
+    return server_start_with(cfg);
 }
 
 static void server_stop(struct server *s)
@@ -143,7 +175,7 @@ static struct rpc_client *client(uint16_t port)
 {
     struct rpc_client_config cfg = {.host = "127.0.0.1", .port = port,
                                     .munge_socket = munge.socket, .server_uid = geteuid(),
-                                    .timeout_ms = 5000};
+                                    .target = NAME, .timeout_ms = 5000};
     struct rpc_client *cli = NULL;
     assert_int_equal(rpc_client_connect(&cfg, &cli), TS_OK);
     return cli;
@@ -305,7 +337,7 @@ static void *schedule_call(void *arg)
     Tessera__Response *resp = NULL;
     struct rpc_client_config cfg = {.host = "127.0.0.1", .port = a->port,
                                     .munge_socket = munge.socket, .server_uid = geteuid(),
-                                    .timeout_ms = 5000};
+                                    .target = NAME, .timeout_ms = 5000};
     struct rpc_client *cli = NULL;
     if (rpc_client_connect(&cfg, &cli) != TS_OK)
         return NULL;
@@ -361,8 +393,19 @@ static void test_unknown_request(void **state)
 static void test_client_to_nowhere(void **state)
 {
     struct rpc_client_config cfg = {.host = "127.0.0.1", .port = harness_free_port(),
-                                    .munge_socket = munge.socket, .timeout_ms = 2000};
+                                    .munge_socket = munge.socket, .target = NAME,
+                                    .timeout_ms = 2000};
     struct rpc_client *cli = NULL;
+    assert_int_equal(rpc_client_connect(&cfg, &cli), TS_OK); /* resolved: no connection yet */
+    Tessera__PingRequest p = TESSERA__PING_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_PING;
+    req.ping = &p;
+    Tessera__Response *resp = NULL;
+    assert_int_equal(rpc_client_call(cli, &req, &resp), TS_ECONNECT);
+    assert_null(resp);
+    rpc_client_close(cli);
+    cfg.host = "no-such-host.invalid";
     assert_int_equal(rpc_client_connect(&cfg, &cli), TS_ECONNECT);
     assert_null(cli);
 }
@@ -371,7 +414,7 @@ static void test_client_wrong_server_uid(void **state)
 {
     struct server *s = *state;
     struct rpc_client_config cfg = {.host = "127.0.0.1", .port = s->port,
-                                    .munge_socket = munge.socket,
+                                    .munge_socket = munge.socket, .target = NAME,
                                     .server_uid = geteuid() + 1000, .timeout_ms = 5000};
     struct rpc_client *cli = NULL;
     assert_int_equal(rpc_client_connect(&cfg, &cli), TS_OK);
@@ -468,9 +511,10 @@ static uint8_t *first_frame(struct wire_session *session, uid_t uid, int ttl,
     size_t blen;
     uint8_t *body = ping_body(&blen);
     char *cred = NULL;
-    assert_int_equal(auth_encode(munge.socket, uid, ttl, session->key,
-                                 bound_body ? bound_body : body, bound_body ? bound_len : blen,
-                                 &cred),
+    struct auth_client ac = {.socket = munge.socket, .server_uid = uid, .ttl = ttl,
+                             .target = NAME};
+    assert_int_equal(auth_encode(&ac, session->key, bound_body ? bound_body : body,
+                                 bound_body ? bound_len : blen, &cred),
                      TS_OK);
     uint8_t *payload = NULL;
     assert_int_equal(wire_seal(session, body, blen, cred, &payload, len), TS_OK);
@@ -767,12 +811,497 @@ static void test_small_max_frame(void **state)
     server_free(s);
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* the handshake: destination, size, a credential alone */
+
+static void test_credential_for_another_daemon(void **state)
+{
+    /* a valid credential of ours, bound to the body, but made for another daemon: a
+     * server that accepted it could be sent what another server was meant to get */
+    struct server *s = *state;
+    struct wire_session session;
+    wire_session_init(&session, WIRE_CLIENT, NULL);
+    size_t blen, len;
+    uint8_t *body = ping_body(&blen);
+    char *cred = NULL;
+    struct auth_client ac = {.socket = munge.socket, .server_uid = geteuid(),
+                             .target = "test/other"};
+    assert_int_equal(auth_encode(&ac, session.key, body, blen, &cred), TS_OK);
+    uint8_t *payload = NULL;
+    assert_int_equal(wire_seal(&session, body, blen, cred, &payload, &len), TS_OK);
+    int fd = raw_connect(s->port);
+    raw_send_frame(fd, payload, len);
+    expect_error_then_close(fd, TS_EAUTH_TARGET, 0);
+    free(payload);
+    free(cred);
+    free(body);
+
+    /* the client says so too */
+    struct rpc_client_config cfg = {.host = "127.0.0.1", .port = s->port,
+                                    .munge_socket = munge.socket, .server_uid = geteuid(),
+                                    .target = "test/other", .timeout_ms = 5000};
+    struct rpc_client *cli = NULL;
+    assert_int_equal(rpc_client_connect(&cfg, &cli), TS_OK);
+    assert_int_equal(ping(cli), TS_EAUTH_TARGET);
+    assert_string_equal(rpc_client_error_text(cli), "Authentication credential is for another daemon");
+    rpc_client_close(cli);
+    assert_serving(s);
+}
+
+/* A first request of n job ids, through the client: answered with n. */
+static int count_call(struct rpc_client *cli, size_t n)
+{
+    char **ids = calloc(n, sizeof(*ids));
+    for (size_t i = 0; i < n; i++)
+        ids[i] = (char *)"1234567";
+    Tessera__JobQueryRequest q = TESSERA__JOB_QUERY_REQUEST__INIT;
+    q.job_ids = ids;
+    q.n_job_ids = n;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_JOB_QUERY;
+    req.job_query = &q;
+    Tessera__Response *resp = NULL;
+    int err = rpc_client_call(cli, &req, &resp);
+    free(ids);
+    if (err)
+        return err;
+    assert_null(resp->error);
+    assert_int_equal(resp->ping->uid, n);
+    tessera__response__free_unpacked(resp, NULL);
+    return TS_OK;
+}
+
+static void test_large_first_request(void **state)
+{
+    /* 300 KiB as the very first request: the server reads 64 KiB at most before the
+     * credential is proven, so the client sends the credential alone, then the request */
+    struct server *s = *state;
+    struct rpc_client *cli = client(s->port);
+    assert_int_equal(count_call(cli, 32768), TS_OK);
+    assert_int_equal(count_call(cli, 5), TS_OK);
+    assert_int_equal(ping(cli), TS_OK);
+    rpc_client_close(cli);
+    server_stop(s);
+    assert_int_equal(s->stats.requests, 3); /* the credential alone asked for nothing */
+    assert_int_equal(s->stats.refused, 0);
+}
+
+static void test_large_first_frame_refused(void **state)
+{
+    /* a stranger's first frame may not exceed 64 KiB, whatever the configured maximum:
+     * refused at its header, before any of it is buffered */
+    struct server *s = *state;
+    int fd = raw_connect(s->port);
+    uint8_t h[4];
+    frame_header_encode(h, FRAME_HANDSHAKE_MAX + 1);
+    raw_send(fd, h, 4);
+    expect_error_then_close(fd, TS_EFRAME_TOOBIG, 0);
+
+    /* once authenticated, a frame of 100 KiB is fine */
+    fd = raw_connect(s->port);
+    struct wire_session session;
+    wire_session_init(&session, WIRE_CLIENT, NULL);
+    handshake(fd, &session);
+    uint8_t *body = calloc(1, 100u << 10), *payload = NULL;
+    size_t len = 0;
+    assert_int_equal(wire_seal(&session, body, 100u << 10, NULL, &payload, &len), TS_OK);
+    raw_send_frame(fd, payload, len);
+    /* (an undecodable request, but read whole: the answer is about its content) */
+    expect_error_then_close(fd, TS_EDECODE, 1);
+    free(payload);
+    free(body);
+}
+
+static void test_credential_alone(void **state)
+{
+    /* a first frame with an empty body carries only the credential: no answer to it, and
+     * the request behind it is answered as the first */
+    struct server *s = *state;
+    int fd = raw_connect(s->port);
+    struct wire_session session;
+    wire_session_init(&session, WIRE_CLIENT, NULL);
+    static const uint8_t empty[1];
+    char *cred = NULL;
+    struct auth_client ac = {.socket = munge.socket, .server_uid = geteuid(), .target = NAME};
+    assert_int_equal(auth_encode(&ac, session.key, empty, 0, &cred), TS_OK);
+    size_t len, blen;
+    uint8_t *payload = NULL, *body = ping_body(&blen);
+    assert_int_equal(wire_seal(&session, empty, 0, cred, &payload, &len), TS_OK);
+    raw_send_frame(fd, payload, len);
+    free(payload);
+    assert_int_equal(wire_seal(&session, body, blen, NULL, &payload, &len), TS_OK);
+    raw_send_frame(fd, payload, len);
+    free(payload);
+    uint8_t *reply = raw_recv_frame(fd, &len);
+    assert_non_null(reply);
+    Tessera__Envelope *env = NULL;
+    assert_int_equal(wire_unpack(reply, len, &env), TS_OK);
+    assert_int_equal(env->seq, 0);
+    assert_int_equal(wire_verify(&session, env), TS_OK);
+    Tessera__Response *r = tessera__response__unpack(NULL, env->body.len, env->body.data);
+    assert_int_equal(r->id, 7);
+    assert_int_equal(r->msg_case, TESSERA__RESPONSE__MSG_PING);
+    tessera__response__free_unpacked(r, NULL);
+    tessera__envelope__free_unpacked(env, NULL);
+    free(reply);
+    free(body);
+    free(cred);
+    close(fd);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* floods of connections that never authenticate */
+
+static void fetch_stats(struct loop *loop, void *arg)
+{
+    struct server *s = *(struct server **)arg;
+    rpc_server_get_stats(s->srv, &s->stats);
+    ((struct server **)arg)[1] = s; /* done */
+}
+
+/* The server's counters now, read on its own thread. */
+static struct rpc_server_stats live_stats(struct server *s)
+{
+    struct server *box[2] = {s, NULL};
+    assert_int_equal(loop_post(s->loop, fetch_stats, box), TS_OK);
+    for (int i = 0; i < 500 && !__atomic_load_n(&box[1], __ATOMIC_SEQ_CST); i++)
+        usleep(2000);
+    assert_non_null(box[1]);
+    return s->stats;
+}
+
+/* Wait until the server has accepted n connections in all. */
+static void wait_accepted(struct server *s, uint64_t n)
+{
+    for (int i = 0; i < 500 && live_stats(s).accepted < n; i++)
+        usleep(2000);
+    assert_true(live_stats(s).accepted >= n);
+}
+
+/* A connection from source (an address of 127/8: every one of them is this host). */
+static int raw_connect_from(uint16_t port, const char *source)
+{
+    int fd = socket(AF_INET, SOCK_STREAM, 0);
+    struct sockaddr_in src = {.sin_family = AF_INET};
+    inet_pton(AF_INET, source, &src.sin_addr);
+    assert_int_equal(bind(fd, (struct sockaddr *)&src, sizeof(src)), 0);
+    struct sockaddr_in sin = {.sin_family = AF_INET, .sin_port = htons(port),
+                              .sin_addr.s_addr = htonl(INADDR_LOOPBACK)};
+    assert_int_equal(connect(fd, (struct sockaddr *)&sin, sizeof(sin)), 0);
+    return fd;
+}
+
+/* A stranger's connection from source, once the server has taken it: the n-th of the
+ * test. One at a time, each comes in an accept round of its own (a connection is never
+ * dropped in the round that took it, before it could be read). */
+static int stranger(struct server *s, const char *source, uint64_t n)
+{
+    int fd = raw_connect_from(s->port, source);
+    wait_accepted(s, n);
+    return fd;
+}
+
+/* Whether the server closed fd (within wait_ms), as far as the socket tells. */
+static int closed_by_server(int fd, int wait_ms)
+{
+    struct pollfd p = {.fd = fd, .events = POLLIN};
+    if (poll(&p, 1, wait_ms) == 0)
+        return 0;
+    char buf[256];
+    ssize_t n = recv(fd, buf, sizeof(buf), MSG_DONTWAIT);
+    return n == 0 || (n < 0 && errno == ECONNRESET);
+}
+
+static void test_flood_from_one_address(void **state)
+{
+    struct rpc_server_config cfg = {.max_unauth_per_host = 4};
+    struct server *s = server_start_with(cfg);
+    /* four idle strangers elsewhere, then twenty here: the oldest of this address go,
+     * the others are untouched */
+    int other[4], here[20];
+    for (int i = 0; i < 4; i++)
+        other[i] = stranger(s, "127.0.0.2", (uint64_t)i + 1);
+    for (int i = 0; i < 20; i++)
+        here[i] = stranger(s, "127.0.0.1", (uint64_t)i + 5);
+    for (int i = 0; i < 16; i++)
+        assert_true(closed_by_server(here[i], 2000));
+    for (int i = 16; i < 20; i++)
+        assert_false(closed_by_server(here[i], 0));
+    for (int i = 0; i < 4; i++)
+        assert_false(closed_by_server(other[i], 0));
+    struct rpc_server_stats st = live_stats(s);
+    assert_int_equal(st.evicted, 16);
+    assert_int_equal(st.unauth, 8);
+    /* a client from the crowded address gets in all the same */
+    assert_serving(s);
+    for (int i = 0; i < 20; i++)
+        close(here[i]);
+    for (int i = 0; i < 4; i++)
+        close(other[i]);
+    server_free(s);
+}
+
+static void test_flood_from_many_addresses(void **state)
+{
+    struct rpc_server_config cfg = {.max_unauth = 6};
+    struct server *s = server_start_with(cfg);
+    int fds[30];
+    char addr[32];
+    for (int i = 0; i < 30; i++) {
+        snprintf(addr, sizeof(addr), "127.0.0.%d", 2 + i);
+        fds[i] = stranger(s, addr, (uint64_t)i + 1);
+    }
+    for (int i = 0; i < 24; i++)
+        assert_true(closed_by_server(fds[i], 2000));
+    for (int i = 24; i < 30; i++)
+        assert_false(closed_by_server(fds[i], 0));
+    assert_int_equal(live_stats(s).unauth, 6);
+    /* clients keep getting in while the strangers keep coming */
+    for (int round = 0; round < 3; round++) {
+        int more = raw_connect_from(s->port, "127.0.0.40");
+        assert_serving(s);
+        close(more);
+    }
+    for (int i = 0; i < 30; i++)
+        close(fds[i]);
+    server_free(s);
+}
+
+static void test_flood_of_bytes(void **state)
+{
+    /* strangers that begin large first frames and never finish them: the bytes all of
+     * them may hold are bounded, the oldest holder makes room */
+    struct rpc_server_config cfg = {.max_unauth_bytes = 150u << 10};
+    struct server *s = server_start_with(cfg);
+    int fds[3];
+    uint8_t h[4], some[10] = {0};
+    frame_header_encode(h, 60u << 10);
+    for (int i = 0; i < 3; i++) {
+        char addr[32];
+        snprintf(addr, sizeof(addr), "127.0.0.%d", 2 + i);
+        fds[i] = raw_connect_from(s->port, addr);
+        raw_send(fds[i], h, 4);
+        raw_send(fds[i], some, sizeof(some));
+        uint64_t want = (i < 2 ? (uint64_t)i + 1 : 2) * (60u << 10);
+        for (int t = 0; t < 500 && live_stats(s).unauth_bytes != want; t++)
+            usleep(2000);
+        assert_int_equal(live_stats(s).unauth_bytes, want);
+    }
+    assert_true(closed_by_server(fds[0], 2000));
+    assert_false(closed_by_server(fds[1], 0));
+    assert_false(closed_by_server(fds[2], 0));
+    assert_serving(s);
+    for (int i = 0; i < 3; i++)
+        close(fds[i]);
+    server_free(s);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* another user: per-user caps and the idle deadline (root and the server's uid are
+ * trusted, so these need a user that is not) */
+
+#define OTHER_UID 65534
+
+struct foreign {
+    struct wire_session session; /* the key the child chose, seq 1 once its frame is sent */
+    uint8_t *first;              /* the sealed first frame, credential included */
+    size_t len;
+};
+
+static int read_all(int fd, void *buf, size_t len)
+{
+    for (size_t off = 0; off < len;) {
+        ssize_t n = read(fd, (uint8_t *)buf + off, len - off);
+        if (n <= 0)
+            return -1;
+        off += (size_t)n;
+    }
+    return 0;
+}
+
+/* The child: become uid, make n first frames for the server running as server_uid, and
+ * write each key, length and frame to fd. */
+static void make_foreign_frames(int fd, uid_t uid, uid_t server_uid, int n)
+{
+    if (setgroups(0, NULL) != 0 || setgid(uid) != 0 || setuid(uid) != 0)
+        _exit(2);
+    size_t blen;
+    uint8_t *body = ping_body(&blen);
+    for (int i = 0; i < n; i++) {
+        struct wire_session sess;
+        wire_session_init(&sess, WIRE_CLIENT, NULL);
+        struct auth_client ac = {.socket = munge.socket, .server_uid = server_uid,
+                                 .target = NAME};
+        struct auth_frames f;
+        if (auth_seal_frames(&ac, 1, &sess, body, blen, &f) != TS_OK || f.n != 1)
+            _exit(3);
+        if (write(fd, sess.key, WIRE_KEY_SIZE) != WIRE_KEY_SIZE ||
+            write(fd, &f.len[0], sizeof(size_t)) != sizeof(size_t) ||
+            write(fd, f.payload[0], f.len[0]) != (ssize_t)f.len[0])
+            _exit(4);
+        auth_frames_free(&f);
+    }
+    _exit(0);
+}
+
+/* n sessions of another user: a child that became that user made their credentials. */
+static void foreign_sessions(struct foreign *out, int n)
+{
+    int p[2];
+    assert_int_equal(pipe(p), 0);
+    pid_t pid = fork();
+    assert_true(pid >= 0);
+    if (pid == 0) {
+        close(p[0]);
+        make_foreign_frames(p[1], OTHER_UID, geteuid(), n);
+    }
+    close(p[1]);
+    for (int i = 0; i < n; i++) {
+        uint8_t key[WIRE_KEY_SIZE];
+        assert_int_equal(read_all(p[0], key, sizeof(key)), 0);
+        wire_session_init(&out[i].session, WIRE_CLIENT, key);
+        out[i].session.send_seq = 1; /* its first frame is sealed already */
+        assert_int_equal(read_all(p[0], &out[i].len, sizeof(size_t)), 0);
+        out[i].first = malloc(out[i].len);
+        assert_int_equal(read_all(p[0], out[i].first, out[i].len), 0);
+    }
+    close(p[0]);
+    int status = 0;
+    assert_int_equal(waitpid(pid, &status, 0), pid);
+    assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+}
+
+/* Send a foreign session's first frame on a new connection and read the answer:
+ * TS_OK (a ping answered) or the refusal's code. *fd_out keeps the connection. */
+static int foreign_open(struct server *s, struct foreign *f, int *fd_out)
+{
+    int fd = raw_connect(s->port);
+    raw_send_frame(fd, f->first, f->len);
+    size_t len = 0;
+    uint8_t *reply = raw_recv_frame(fd, &len);
+    assert_non_null(reply);
+    Tessera__Envelope *env = NULL;
+    assert_int_equal(wire_unpack(reply, len, &env), TS_OK);
+    free(reply);
+    int code = TS_OK;
+    if (env->hmac.len == 0) {
+        Tessera__Response *r = tessera__response__unpack(NULL, env->body.len, env->body.data);
+        code = (int)r->error->code;
+        tessera__response__free_unpacked(r, NULL);
+    } else {
+        assert_int_equal(wire_verify(&f->session, env), TS_OK);
+    }
+    tessera__envelope__free_unpacked(env, NULL);
+    *fd_out = fd;
+    return code;
+}
+
+static void test_per_user_cap(void **state)
+{
+    if (geteuid() != 0)
+        skip();
+    struct rpc_server_config cfg = {.max_per_user = 2};
+    struct server *s = server_start_with(cfg);
+    struct foreign f[4];
+    foreign_sessions(f, 4);
+    int fds[4];
+    assert_int_equal(foreign_open(s, &f[0], &fds[0]), TS_OK);
+    assert_int_equal(foreign_open(s, &f[1], &fds[1]), TS_OK);
+    assert_int_equal(foreign_open(s, &f[2], &fds[2]), TS_EBUSY); /* a third: refused */
+    /* root is not counted: three clients at once are fine */
+    struct rpc_client *c[3];
+    for (int i = 0; i < 3; i++) {
+        c[i] = client(s->port);
+        assert_int_equal(ping(c[i]), TS_OK);
+    }
+    for (int i = 0; i < 3; i++)
+        rpc_client_close(c[i]);
+    /* one of the user's goes: room for another */
+    close(fds[0]);
+    for (int i = 0; i < 100 && live_stats(s).open > 1; i++)
+        usleep(10000);
+    assert_int_equal(foreign_open(s, &f[3], &fds[3]), TS_OK);
+    for (int i = 1; i < 4; i++)
+        close(fds[i]);
+    for (int i = 0; i < 4; i++)
+        free(f[i].first);
+    server_free(s);
+}
+
+static void test_idle_deadline(void **state)
+{
+    if (geteuid() != 0)
+        skip();
+    struct rpc_server_config cfg = {.idle_timeout_ms = 300};
+    struct server *s = server_start_with(cfg);
+    struct foreign f[2];
+    foreign_sessions(f, 2);
+    /* a user's connection with nothing in flight is closed once idle */
+    int fd;
+    assert_int_equal(foreign_open(s, &f[0], &fd), TS_OK);
+    assert_true(closed_by_server(fd, 3000));
+    close(fd);
+    /* but not while a request is held for it, however long */
+    assert_int_equal(foreign_open(s, &f[1], &fd), TS_OK);
+    Tessera__ScheduleRequest sc = TESSERA__SCHEDULE_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.id = 8;
+    req.msg_case = TESSERA__REQUEST__MSG_SCHEDULE;
+    req.schedule = &sc;
+    size_t blen = tessera__request__get_packed_size(&req), len;
+    uint8_t *body = malloc(blen), *payload = NULL;
+    tessera__request__pack(&req, body);
+    assert_int_equal(wire_seal(&f[1].session, body, blen, NULL, &payload, &len), TS_OK);
+    raw_send_frame(fd, payload, len);
+    free(payload);
+    free(body);
+    assert_false(closed_by_server(fd, 1000));
+    assert_true(held_peer_alive(s) == 1); /* answers it (an error) */
+    uint8_t *reply = raw_recv_frame(fd, &len);
+    assert_non_null(reply);
+    free(reply);
+    assert_true(closed_by_server(fd, 3000)); /* idle again: closed */
+    close(fd);
+    /* root's connections are the daemons' persistent lines: never closed for idleness */
+    struct rpc_client *cli = client(s->port);
+    assert_int_equal(ping(cli), TS_OK);
+    usleep(700000);
+    assert_int_equal(ping(cli), TS_OK);
+    rpc_client_close(cli);
+    server_stop(s);
+    assert_int_equal(s->stats.timed_out, 2);
+    for (int i = 0; i < 2; i++)
+        free(f[i].first);
+    server_free(s);
+}
+
+static void test_partial_frame_deadline(void **state)
+{
+    struct rpc_server_config cfg = {.frame_timeout_ms = 300};
+    struct server *s = server_start_with(cfg);
+    int fd = raw_connect(s->port);
+    struct wire_session session;
+    wire_session_init(&session, WIRE_CLIENT, NULL);
+    handshake(fd, &session);
+    /* a frame of 100 bytes begun with 10 of them, and nothing more */
+    uint8_t h[4], some[10] = {0};
+    frame_header_encode(h, 100);
+    raw_send(fd, h, 4);
+    raw_send(fd, some, sizeof(some));
+    assert_true(closed_by_server(fd, 3000));
+    close(fd);
+    server_stop(s);
+    assert_int_equal(s->stats.timed_out, 1);
+    server_free(s);
+}
+
 static void test_port_in_use(void **state)
 {
     struct server *s = *state;
     struct loop *loop = loop_create();
     struct rpc_server_config cfg = {.host = "127.0.0.1", .port = s->port,
-                                    .munge_socket = munge.socket, .uid = geteuid()};
+                                    .munge_socket = munge.socket, .uid = geteuid(),
+                                    .identity = NAME};
     struct rpc_server *srv = NULL;
     assert_int_equal(rpc_server_create(loop, &cfg, handlers, 2, loop, &srv), TS_EADDRINUSE);
     assert_null(srv);
@@ -820,6 +1349,16 @@ int main(void)
         cmocka_unit_test(test_handshake_timeout),
         cmocka_unit_test(test_small_max_frame),
         T(test_port_in_use),
+        T(test_credential_for_another_daemon),
+        T(test_large_first_request),
+        T(test_large_first_frame_refused),
+        T(test_credential_alone),
+        cmocka_unit_test(test_flood_from_one_address),
+        cmocka_unit_test(test_flood_from_many_addresses),
+        cmocka_unit_test(test_flood_of_bytes),
+        cmocka_unit_test(test_per_user_cap),
+        cmocka_unit_test(test_idle_deadline),
+        cmocka_unit_test(test_partial_frame_deadline),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -1,6 +1,7 @@
 /* rpc_peer against a real RPC server (its own loop, on a thread) and a private munged:
  * pipelined calls, out-of-order answers, refusals, timeouts, failures and reconnection. */
 #include "common/errors.h"
+#include "common/frame.h"
 #include "common/log.h"
 #include "common/loop.h"
 #include "common/rpc_peer.h"
@@ -58,6 +59,8 @@ static void handle_never(struct rpc_request *req, const Tessera__Request *msg, v
     held[nheld++] = req;
 }
 
+#define NAME "test/peer" /* the server's name in credentials */
+
 static const struct rpc_handler handlers[] = {
     {TESSERA__REQUEST__MSG_PING, "ping", handle_ping},
     {TESSERA__REQUEST__MSG_SHOW_CONFIG, "slow", handle_slow},
@@ -77,7 +80,7 @@ static struct server *server_start(uint16_t port)
     s->loop = loop_create();
     struct rpc_server_config cfg = {.host = "127.0.0.1", .port = port,
                                     .munge_socket = munge.socket, .uid = geteuid(),
-                                    .auth_threads = 1};
+                                    .identity = NAME, .auth_threads = 1};
     assert_int_equal(rpc_server_create(s->loop, &cfg, handlers, 3, s->loop, &s->srv), TS_OK);
     s->port = rpc_server_port(s->srv);
     assert_int_equal(pthread_create(&s->thread, NULL, server_thread, s), 0);
@@ -153,7 +156,7 @@ static struct rpc_peer *peer(struct loop *loop, uint16_t port, uid_t uid, unsign
 {
     struct rpc_peer_config cfg = {.host = "127.0.0.1", .port = port,
                                   .munge_socket = munge.socket, .server_uid = uid,
-                                  .timeout_ms = timeout};
+                                  .target = NAME, .timeout_ms = timeout};
     struct rpc_peer *p = NULL;
     assert_int_equal(rpc_peer_create(loop, &cfg, &p), TS_OK);
     return p;
@@ -288,6 +291,72 @@ static void test_server_goes_away(void **state)
     loop_destroy(loop);
 }
 
+/* A first call larger than a handshake frame: the credential goes alone, the call right
+ * behind it, and the answer comes as for any call (here: no handler for it). */
+static void test_large_first_call(void **state)
+{
+    struct server *s = server_start(0);
+    struct loop *loop = loop_create();
+    struct rpc_peer *p = peer(loop, s->port, geteuid(), 5000);
+    size_t n = 40000;
+    char **ids = calloc(n, sizeof(*ids));
+    for (size_t i = 0; i < n; i++)
+        ids[i] = (char *)"123456";
+    Tessera__JobQueryRequest q = TESSERA__JOB_QUERY_REQUEST__INIT;
+    q.job_ids = ids;
+    q.n_job_ids = n;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_JOB_QUERY;
+    req.job_query = &q;
+    assert_true(tessera__request__get_packed_size(&req) > FRAME_HANDSHAKE_MAX);
+    struct outcome a, b;
+    memset(&a, 0, sizeof(a));
+    assert_int_equal(rpc_peer_call(p, &req, record, &a), TS_OK);
+    call(p, TESSERA__REQUEST__MSG_PING, &b);
+    run_until(loop, &b, 5000);
+    assert_int_equal(a.err, TS_OK); /* answered: an error, no handler here */
+    assert_int_equal(a.kind, TESSERA__RESPONSE__MSG__NOT_SET);
+    assert_int_equal(b.err, TS_OK);
+    assert_int_equal(b.kind, TESSERA__RESPONSE__MSG_PING);
+    free(ids);
+    rpc_peer_destroy(p);
+    loop_destroy(loop);
+    server_stop(s);
+}
+
+/* With idle_close_ms, a line with no call waiting closes itself (before a server's idle
+ * deadline could close it under a request); the next call opens a new one. */
+static void test_idle_close(void **state)
+{
+    struct server *s = server_start(0);
+    struct loop *loop = loop_create();
+    struct rpc_peer_config cfg = {.host = "127.0.0.1", .port = s->port,
+                                  .munge_socket = munge.socket, .server_uid = geteuid(),
+                                  .target = NAME, .timeout_ms = 5000, .idle_close_ms = 100};
+    struct rpc_peer *p = NULL;
+    assert_int_equal(rpc_peer_create(loop, &cfg, &p), TS_OK);
+    struct outcome a, waiting;
+    call(p, TESSERA__REQUEST__MSG_PING, &a);
+    run_until(loop, &a, 3000);
+    assert_true(rpc_peer_is_up(p));
+    for (int i = 0; i < 30; i++)
+        loop_run_once(loop, 10);
+    assert_false(rpc_peer_is_up(p));
+    /* a held call keeps it open however long */
+    call_as(p, TESSERA__REQUEST__MSG_SCHEDULE, &waiting, 1);
+    struct outcome b;
+    call(p, TESSERA__REQUEST__MSG_PING, &b);
+    run_until(loop, &b, 3000);
+    for (int i = 0; i < 30; i++)
+        loop_run_once(loop, 10);
+    assert_true(rpc_peer_is_up(p));
+    assert_false(waiting.done);
+    rpc_peer_destroy(p);
+    assert_int_equal(waiting.err, TS_ESHUTDOWN);
+    loop_destroy(loop);
+    server_stop(s);
+}
+
 static struct rpc_peer *self_destruct;
 static void destroy_in_callback(void *arg, int err, const Tessera__Response *resp)
 {
@@ -347,6 +416,8 @@ int main(void)
         cmocka_unit_test(test_held_call),
         cmocka_unit_test(test_server_goes_away),
         cmocka_unit_test(test_destroy),
+        cmocka_unit_test(test_large_first_call),
+        cmocka_unit_test(test_idle_close),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
