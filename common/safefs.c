@@ -39,9 +39,17 @@ int safefs_make_dir(int dirfd, const char *name, mode_t mode, int *out)
     *out = -1;
     if (!safefs_name_ok(name))
         return TS_EINVAL;
-    if (mkdirat(dirfd, name, mode) != 0 && errno != EEXIST)
+    int made = mkdirat(dirfd, name, mode) == 0;
+    if (!made && errno != EEXIST)
         return TS_ESYS;
-    return safefs_open_dir(dirfd, name, out);
+    int err = safefs_open_dir(dirfd, name, out);
+    /* the mode asked for, whatever the umask (fchmod on the fd: never through a link) */
+    if (!err && made && fchmod(*out, mode) != 0) {
+        close(*out);
+        *out = -1;
+        return TS_ESYS;
+    }
+    return err;
 }
 
 int safefs_check_dir(int fd, uid_t owner, mode_t deny, char *why, size_t len)

@@ -25,7 +25,8 @@ int safefs_name_ok(const char *name);
  * TS_EPERM when it is a symbolic link or not a folder, TS_ESYS otherwise (errno says). */
 int safefs_open_dir(int dirfd, const char *name, int *out);
 
-/* The same, making the folder with mode first when it is missing. */
+/* The same, making the folder first when it is missing (then with exactly mode, whatever
+ * the umask). */
 int safefs_make_dir(int dirfd, const char *name, mode_t mode, int *out);
 
 /* TS_OK when the open folder fd belongs to owner and its mode grants none of the bits in

@@ -237,7 +237,7 @@ static Tessera__AcctUsage *report_usage(struct nd_report *r, char *node,
 }
 
 void link_report_end(struct noded *nd, uint32_t job_id, int status, int batch,
-                     const struct rusage *usage)
+                     const struct stepstatus_usage *usage)
 {
     struct nd_report *r = calloc(1, sizeof(*r));
     if (!r || !(r->msg.node = strdup(nd->name))) {
@@ -254,11 +254,8 @@ void link_report_end(struct noded *nd, uint32_t job_id, int status, int batch,
     r->msg.batch = batch;
     r->msg.end_time = (int64_t)time(NULL);
     r->msg.seq = ++nd->report_seq;
-    if (batch && usage) {
-        struct stepstatus_usage u = {0};
-        stepstatus_usage_add(&u, usage, 0);
-        r->msg.usage = report_usage(r, node, &u);
-    }
+    if (batch && usage)
+        r->msg.usage = report_usage(r, node, usage);
     queue_report(nd, r);
 }
 

@@ -4,8 +4,11 @@
  * the controller acknowledges (noded/job.c). One event loop owns everything.
  *
  * The daemon is a child subreaper: processes a job leaves behind are re-parented to it
- * and reaped, never to init. Each job's process group is recorded in the spool, so a
- * restarted daemon kills what its previous life left running.
+ * and reaped, never to init. Each batch script runs under a root waiter that records its
+ * end in the daemon's root-only state folder, and each process group's leader is recorded
+ * there (noded/spool.h): a restarted daemon adopts the batch scripts that still run,
+ * reports those that ended meanwhile, and kills the steps its previous life left, after
+ * checking that each recorded process is still the one it started.
  */
 #ifndef TESSERA_NODED_NODED_H
 #define TESSERA_NODED_NODED_H
@@ -46,18 +49,21 @@ struct nd_step {
                                 * tasks (SIGKILL after KillWait) */
     int terminating;
     struct loop_timer *kill_timer; /* SIGKILL to the whole group if the daemon hangs */
-    char spool[600];           /* its folder in the spool */
 };
 
 /* A job with processes on this node: its batch script, its steps, or both. */
 struct nd_job {
+    struct noded *nd;
     uint32_t id;               /* the leader's id */
-    pid_t pid;                 /* the batch script (leader of its process group); 0: none */
-    unsigned long long start;  /* the process's start time (/proc), to tell it from reuse */
+    pid_t pid;                 /* the batch script's waiter (root, leader of the script's
+                                * process group); 0: none */
+    unsigned long long start;  /* the waiter's start time (/proc), to tell it from reuse */
     int batch;
+    int adopted;               /* the waiter is an earlier life's: not our child, watched
+                                * by polling, checked before each signal */
     int terminating;           /* SIGTERM sent; SIGKILL follows after KillWait */
     struct loop_timer *kill_timer;
-    char spool[600];           /* its folder in the spool (batch script) */
+    struct loop_timer *poll_timer; /* adopted: is the waiter still there? */
     struct nd_step *steps;
 };
 
@@ -79,6 +85,8 @@ struct noded {
     const struct conf_node *node;
     char *name;
     char spool[512];           /* SpoolDir/<name> */
+    int spool_fd;              /* that folder (noded/spool.h) */
+    int state_fd;              /* its state/ folder: the daemon's records */
     struct loop *loop;
     struct rpc_server *server;
     time_t boot_time;
@@ -120,9 +128,9 @@ int link_start(struct noded *nd);
 void link_stop(struct noded *nd);
 /* Queue a job end for the controller (sent now if registered, else after registering).
  * batch: the batch script ended, and usage (NULL: unknown) is what it used, as wait4
- * measured it (the report's usage then names this node and task 0). */
+ * measured it (the report's usage then names this node). */
 void link_report_end(struct noded *nd, uint32_t job_id, int status, int batch,
-                     const struct rusage *usage);
+                     const struct stepstatus_usage *usage);
 /* The same for a step's end on this node (status: the worst task wait status; usage:
  * what its tasks used, NULL when unknown). */
 void link_report_step_end(struct noded *nd, uint32_t job_id, uint32_t step_id, int status,
@@ -133,8 +141,6 @@ void link_take_cred_key(struct noded *nd, const char *pem);
 /* noded/job.c */
 int job_table_create(struct noded *nd);
 void job_table_destroy(struct noded *nd);
-/* Kill what a previous life of the daemon left in the spool. */
-void job_clean_spool(struct noded *nd);
 int job_launch_batch(struct noded *nd, const Tessera__BatchLaunchRequest *req, char *errbuf,
                      size_t errlen);
 /* Signal a job's process group; terminate: SIGCONT+SIGTERM, SIGKILL after kill_wait.
@@ -147,14 +153,11 @@ struct nd_job *job_get_or_add(struct noded *nd, uint32_t job_id);
 /* A process of j ended: when nothing of it is left, report the end of a terminate and
  * forget it. */
 void job_maybe_done(struct noded *nd, struct nd_job *j);
-/* Kill what one earlier daemon's spool folder records (pgid file), then remove it. */
-void job_clean_dir(const char *dir);
-/* Remove a folder and its files. */
-void job_rm_tree(const char *path);
-/* Write text to a new file (mode), whole. */
-int job_write_text(const char *path, const char *text, mode_t mode);
-/* The start time of a process (/proc), 0 when gone. */
-unsigned long long job_proc_start_time(pid_t pid);
+/* A batch script's record (the folder recfd) left by an earlier life of the daemon: its
+ * waiter still runs (adopted: watched, signalled, reported as ours), or the end it recorded
+ * is reported, or nothing is known and the record goes (the controller, not hearing of the
+ * job, ends it). */
+void job_recover(struct noded *nd, uint32_t job_id, int recfd);
 
 /* noded/step.c */
 int step_setup(struct noded *nd, char *errbuf, size_t errlen);
@@ -166,6 +169,10 @@ int step_launch(struct noded *nd, const Tessera__StepLaunchRequest *req, uid_t u
 int step_signal(struct noded *nd, const Tessera__StepSignalRequest *req, uid_t uid);
 /* Signal every step of j. */
 void step_signal_all(struct noded *nd, struct nd_job *j, int signo);
+/* A step daemon's record left by an earlier life: a step daemon still running (checked to
+ * be the one recorded) is killed with its group; either way the step's end here is
+ * reported (what its daemon recorded, else killed). */
+void step_recover(struct noded *nd, uint32_t job_id, uint32_t step_id, int recfd);
 /* End a step: SIGCONT and SIGTERM to its group, and its step daemon kills the tasks left
  * after kill_wait seconds (it must outlive them to report their ends); the group is
  * killed outright if the daemon is still there well after that. */

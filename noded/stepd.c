@@ -34,10 +34,10 @@ static void write_status(struct stepd *sd)
         if (t->exited)
             stepstatus_add_task(&st, t->status, t->pid > 0 ? &t->usage : NULL, t->rank);
     }
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/status", sd->spool);
-    if (stepstatus_write(path, &st) != TS_OK)
-        log_warn("cannot write %s: %s", path, strerror(errno));
+    if (stepstatus_write_at(sd->record_fd, "status", &st) == TS_OK)
+        sd->status_written = 1;
+    else
+        log_warn("cannot write the step's status: %s", strerror(errno));
 }
 
 static int all_exited(const struct stepd *sd)

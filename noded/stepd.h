@@ -3,8 +3,10 @@
  * tasks of this node as their user, forwards their output to srun and srun's input to
  * task 0, serves PMI-1 to them (noded/pmi.c) with barriers gathered through srun, tells
  * srun how each task ended, and exits once everything is delivered, leaving the worst
- * task status and what the tasks used in its spool folder for the node daemon's report
- * (noded/stepstatus.h, docs/steps.md).
+ * task status and what the tasks used in its record folder for the node daemon's report
+ * (noded/stepstatus.h, noded/spool.h, docs/steps.md); having written it, it kills its
+ * process group (itself included), so what the tasks left ends with the step even when
+ * the node daemon is down.
  *
  * Every task is in the step daemon's process group, so a signal to the step reaches all
  * of them; the daemon itself only takes note of such signals (it must outlive its tasks
@@ -50,7 +52,8 @@ struct stepd {
     struct loop *loop;
     struct conf *conf;
     const char *node;
-    const char *spool;
+    int record_fd;             /* its record folder in the node daemon's state */
+    int status_written;        /* the status is in the record: the group may go */
     Tessera__StepLaunchRequest *launch;
     Tessera__StepLayout *layout;
     size_t node_index;
