@@ -312,7 +312,8 @@ int node_register(struct ctld *c, const Tessera__NodeRegisterRequest *req,
     return TS_OK;
 }
 
-int node_heartbeat(struct ctld *c, const Tessera__NodeHeartbeatRequest *req)
+int node_heartbeat(struct ctld *c, const Tessera__NodeHeartbeatRequest *req,
+                   Tessera__NodeHeartbeatResponse *resp, uint32_t **kill)
 {
     struct node *n = node_find(c, req->name);
     if (!n || !n->registered)
@@ -322,6 +323,14 @@ int node_heartbeat(struct ctld *c, const Tessera__NodeHeartbeatRequest *req)
         n->responding = 1;
         sched_trigger(c, SCHED_TRIGGER_NODE);
     }
+    *kill = calloc(req->n_running_jobs + 1, sizeof(**kill));
+    if (!*kill)
+        return TS_ENOMEM;
+    resp->kill_jobs = *kill;
+    resp->n_kill_jobs = reconcile_listed(c, n, req->running_jobs, req->n_running_jobs, *kill);
+    for (size_t i = 0; i < resp->n_kill_jobs; i++)
+        log_debug("job %u: listed by node %s, which does not run it: to be killed there",
+                  resp->kill_jobs[i], n->name);
     return TS_OK;
 }
 

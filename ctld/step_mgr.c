@@ -36,9 +36,6 @@
 #include <string.h>
 #include <sys/wait.h>
 
-/* How long a step credential may wait between its creation and its launch on a node. */
-#define STEP_CRED_LIFETIME 120
-
 /* ------------------------------------------------------------------------------------ */
 /* the signing key */
 
@@ -180,7 +177,9 @@ static int check_job(struct ctld *c, struct job *leader, uid_t uid)
         return TS_EJOB_PENDING;
     if (r->state == TESSERA__JOB_STATE__JOB_SUSPENDED)
         return TS_EJOB_SUSPENDED;
-    if (jobstate_is_finished(r->state) || r->end_pending)
+    /* running and not being ended: a credential outlives its job by its lifetime (the
+     * nodes revoke it when the job ends there), so none is signed for a job that ends */
+    if (r->state != TESSERA__JOB_STATE__JOB_RUNNING || r->end_pending)
         return TS_EALREADY_DONE;
     return TS_OK;
 }
@@ -357,7 +356,7 @@ int step_create(struct ctld *c, const Tessera__StepCreateRequest *req, uid_t uid
         .node_addr = node_addr,
         .arg = c,
         .issued = now,
-        .expires = now + STEP_CRED_LIFETIME,
+        .expires = now + CRED_STEP_LIFETIME,
     };
     if (!err)
         err = steplayout_build(&in, &resp->layout, errbuf, errlen);

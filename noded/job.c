@@ -53,7 +53,7 @@ int job_table_create(struct noded *nd)
 /* Forget a job with nothing left running here. */
 static void job_free(struct noded *nd, struct nd_job *j)
 {
-    loop_timer_cancel(nd->loop, j->kill_timer);
+    deadline_cancel(nd->loop, &j->kill_after);
     loop_timer_cancel(nd->loop, j->poll_timer);
     hashmap_del_u32(nd->jobs, j->id);
     free(j);
@@ -67,12 +67,12 @@ void job_table_destroy(struct noded *nd)
     void *value;
     while (nd->jobs && hashmap_next(nd->jobs, &cursor, NULL, NULL, &value)) {
         struct nd_job *j = value;
-        loop_timer_cancel(nd->loop, j->kill_timer);
+        deadline_cancel(nd->loop, &j->kill_after);
         loop_timer_cancel(nd->loop, j->poll_timer);
         while (j->steps) {
             struct nd_step *s = j->steps;
             j->steps = s->next;
-            loop_timer_cancel(nd->loop, s->kill_timer);
+            deadline_cancel(nd->loop, &s->kill_after);
             if (s->ctl_fd >= 0)
                 close(s->ctl_fd);
             free(s);
@@ -327,6 +327,7 @@ static void batch_ended(struct noded *nd, struct nd_job *j, int fallback, const 
         st.has_usage = 1;
     }
     log_end(j->id, st.status, "");
+    step_revoke(nd, j->id); /* the script's end is the job's */
     link_report_end(nd, j->id, st.status, 1, st.has_usage ? &st.usage : NULL);
     batch_forget(nd, j);
     job_maybe_done(nd, j);
@@ -508,6 +509,7 @@ void job_recover(struct noded *nd, uint32_t job_id, int recfd)
     struct stepstatus st;
     if (stepstatus_read_at(recfd, "status", &st) == TS_OK) {
         log_end(job_id, st.status, " while the daemon was down");
+        step_revoke(nd, job_id);
         link_report_end(nd, job_id, st.status, 1, st.has_usage ? &st.usage : NULL);
     } else {
         log_info("job %u: its batch script is gone and left no end", job_id);
@@ -545,7 +547,7 @@ static void signal_groups(struct noded *nd, struct nd_job *j, int signo)
 static void kill_wait_over(struct loop *loop, struct loop_timer *t, void *arg)
 {
     struct nd_job *j = arg;
-    j->kill_timer = NULL;
+    deadline_fired(&j->kill_after);
     if (j->pid) {
         log_info("job %u: still there after KillWait, SIGKILL", j->id);
         signal_batch(j, SIGKILL);
@@ -554,6 +556,8 @@ static void kill_wait_over(struct loop *loop, struct loop_timer *t, void *arg)
 
 int job_signal(struct noded *nd, uint32_t job_id, int signo, int terminate, unsigned kill_wait)
 {
+    if (terminate)
+        step_revoke(nd, job_id); /* also with nothing here yet: no step may start later */
     struct nd_job *j = hashmap_get_u32(nd->jobs, job_id);
     if (!j)
         return TS_OK; /* nothing of it runs here */
@@ -561,15 +565,29 @@ int job_signal(struct noded *nd, uint32_t job_id, int signo, int terminate, unsi
         signal_groups(nd, j, signo);
         return TS_OK;
     }
-    if (j->terminating)
-        return TS_OK;
-    j->terminating = 1;
-    signal_batch(j, SIGCONT); /* a suspended job must be able to act on SIGTERM */
-    signal_batch(j, SIGTERM);
+    if (!j->terminating) {
+        j->terminating = 1;
+        signal_batch(j, SIGCONT); /* a suspended job must be able to act on SIGTERM */
+        signal_batch(j, SIGTERM);
+    }
     for (struct nd_step *s = j->steps; s; s = s->next)
         step_terminate(nd, s, kill_wait);
-    j->kill_timer = loop_timer_add(nd->loop, (uint64_t)kill_wait * 1000, 0, kill_wait_over, j);
+    if (deadline_at_most(nd->loop, &j->kill_after, (uint64_t)kill_wait * 1000, kill_wait_over,
+                         j) < 0) {
+        signal_batch(j, SIGKILL); /* no timer: no waiting either */
+        return TS_ENOMEM;
+    }
     return TS_OK;
+}
+
+void job_kill_listed(struct noded *nd, uint32_t job_id)
+{
+    step_revoke(nd, job_id);
+    struct nd_job *j = hashmap_get_u32(nd->jobs, job_id);
+    if (!j || j->terminating)
+        return;
+    log_info("job %u: the controller does not run it here; killing it", job_id);
+    job_signal(nd, job_id, SIGKILL, 1, 0);
 }
 
 size_t job_running_ids(struct noded *nd, uint32_t **ids)

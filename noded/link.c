@@ -67,10 +67,8 @@ static void registered(void *arg, int err, const Tessera__Response *resp)
         link_take_cred_key(nd, r->cred_public_key);
     nd->heartbeat_secs = r->heartbeat_secs ? r->heartbeat_secs : 10;
     log_info("registered with the controller (heartbeat every %u s)", nd->heartbeat_secs);
-    for (size_t i = 0; i < r->n_kill_jobs; i++) {
-        log_info("job %u: unknown to the controller, ending it", r->kill_jobs[i]);
-        job_signal(nd, r->kill_jobs[i], SIGKILL, 1, 0);
-    }
+    for (size_t i = 0; i < r->n_kill_jobs; i++)
+        job_kill_listed(nd, r->kill_jobs[i]);
     schedule_link(nd, (uint64_t)nd->heartbeat_secs * 1000);
     send_reports(nd);
 }
@@ -113,6 +111,9 @@ static void heartbeat_answered(void *arg, int err, const Tessera__Response *resp
         link_lost(nd, err ? err : (int)resp->error->code);
         return;
     }
+    if (resp->msg_case == TESSERA__RESPONSE__MSG_NODE_HEARTBEAT)
+        for (size_t i = 0; i < resp->node_heartbeat->n_kill_jobs; i++)
+            job_kill_listed(nd, resp->node_heartbeat->kill_jobs[i]);
     schedule_link(nd, (uint64_t)nd->heartbeat_secs * 1000);
 }
 

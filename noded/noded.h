@@ -13,6 +13,8 @@
 #ifndef TESSERA_NODED_NODED_H
 #define TESSERA_NODED_NODED_H
 
+#include "noded/deadline.h"
+
 #include "common/rpc_server.h"
 #include "tessera.pb-c.h"
 
@@ -29,6 +31,7 @@ struct rpc_peer;
 struct hashmap;
 struct cred_key;
 struct cred_replay;
+struct revoked;
 struct rusage;
 struct stepstatus_usage;
 
@@ -48,7 +51,7 @@ struct nd_step {
     int ctl_fd;                /* the step daemon's standard input: "T" asks it to end its
                                 * tasks (SIGKILL after KillWait) */
     int terminating;
-    struct loop_timer *kill_timer; /* SIGKILL to the whole group if the daemon hangs */
+    struct deadline kill_after;  /* SIGKILL to the whole group if the daemon hangs */
 };
 
 /* A job with processes on this node: its batch script, its steps, or both. */
@@ -62,7 +65,7 @@ struct nd_job {
     int adopted;               /* the waiter is an earlier life's: not our child, watched
                                 * by polling, checked before each signal */
     int terminating;           /* SIGTERM sent; SIGKILL follows after KillWait */
-    struct loop_timer *kill_timer;
+    struct deadline kill_after;
     struct loop_timer *poll_timer; /* adopted: is the waiter still there? */
     struct nd_step *steps;
 };
@@ -109,6 +112,7 @@ struct noded {
     struct cred_key *cred_key; /* verifies step credentials: configured, or the
                                 * controller's (registration) */
     struct cred_replay *replay;
+    struct revoked *revoked;   /* jobs ended here: their credentials are refused */
 };
 
 struct noded_options {
@@ -143,9 +147,14 @@ int job_table_create(struct noded *nd);
 void job_table_destroy(struct noded *nd);
 int job_launch_batch(struct noded *nd, const Tessera__BatchLaunchRequest *req, char *errbuf,
                      size_t errlen);
-/* Signal a job's process group; terminate: SIGCONT+SIGTERM, SIGKILL after kill_wait.
- * TS_OK also when the job has no processes here. */
+/* Signal a job's process group; terminate: SIGCONT+SIGTERM, SIGKILL after kill_wait (a
+ * later terminate may bring the SIGKILL forward, never put it off). TS_OK also when the
+ * job has no processes here. */
 int job_signal(struct noded *nd, uint32_t job_id, int signo, int terminate, unsigned kill_wait);
+/* The controller does not run job_id here (registration, heartbeat): its credentials are
+ * revoked and its processes killed, unless they are being ended already (within
+ * KillWait). */
+void job_kill_listed(struct noded *nd, uint32_t job_id);
 /* Ids of the jobs with processes here, and of ends not yet acknowledged. */
 size_t job_running_ids(struct noded *nd, uint32_t **ids);
 /* The job's entry, made (without processes) when missing; NULL when out of memory. */
@@ -165,8 +174,13 @@ void step_teardown(struct noded *nd);
 /* srun's launch (uid: the proven requester). errbuf gets the refusal's reason. */
 int step_launch(struct noded *nd, const Tessera__StepLaunchRequest *req, uid_t uid,
                 char *errbuf, size_t errlen);
-/* Signal a step's tasks (uid: the requester; the controller's or the step's user). */
+/* Signal a step's tasks (uid: the requester; the controller's or the step's user). A
+ * terminate from the step's user waits KillWait whatever kill_wait it asks for; root's
+ * and SlurmUser's wait what they ask. */
 int step_signal(struct noded *nd, const Tessera__StepSignalRequest *req, uid_t uid);
+/* job_id ended or is being ended here: launches with its credentials issued until now are
+ * refused (noded/revoked.h). */
+void step_revoke(struct noded *nd, uint32_t job_id);
 /* Signal every step of j. */
 void step_signal_all(struct noded *nd, struct nd_job *j, int signo);
 /* A step daemon's record left by an earlier life: a step daemon still running (checked to
@@ -175,7 +189,8 @@ void step_signal_all(struct noded *nd, struct nd_job *j, int signo);
 void step_recover(struct noded *nd, uint32_t job_id, uint32_t step_id, int recfd);
 /* End a step: SIGCONT and SIGTERM to its group, and its step daemon kills the tasks left
  * after kill_wait seconds (it must outlive them to report their ends); the group is
- * killed outright if the daemon is still there well after that. */
+ * killed outright if the daemon is still there well after that. A step already ending
+ * gets the shorter of the two waits, here and in its step daemon. */
 void step_terminate(struct noded *nd, struct nd_step *s, unsigned kill_wait);
 
 /* noded/rpc.c */

@@ -8,6 +8,8 @@
  *   - the requester is the step's user (or root);
  *   - not expired, and not issued before this daemon started: a replay across a restart
  *     cannot be told from a fresh launch otherwise;
+ *   - not of a job that ended, was terminated or was killed here after the credential was
+ *     issued (noded/revoked.h);
  *   - this node is one of the step's;
  *   - the same job.step has not been launched here before (the replay guard remembers
  *     launches until their credential expires).
@@ -21,6 +23,7 @@
  */
 #include "noded/noded.h"
 #include "noded/procinfo.h"
+#include "noded/revoked.h"
 #include "noded/spool.h"
 #include "noded/stepstatus.h"
 
@@ -43,9 +46,13 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Revocations outlive every credential issued before them, with a margin for the clocks
+ * of the controller and this node. */
+#define REVOKE_KEEP_SECS (CRED_STEP_LIFETIME + 60)
+
 int step_setup(struct noded *nd, char *errbuf, size_t errlen)
 {
-    if (!(nd->replay = cred_replay_create()))
+    if (!(nd->replay = cred_replay_create()) || !(nd->revoked = revoked_create(REVOKE_KEEP_SECS)))
         return TS_ENOMEM;
     if (!nd->conf->cred_public_key)
         return TS_OK; /* the controller hands its key at registration */
@@ -58,6 +65,14 @@ void step_teardown(struct noded *nd)
     nd->cred_key = NULL;
     cred_replay_free(nd->replay);
     nd->replay = NULL;
+    revoked_free(nd->revoked);
+    nd->revoked = NULL;
+}
+
+void step_revoke(struct noded *nd, uint32_t job_id)
+{
+    if (revoked_add(nd->revoked, job_id, (int64_t)time(NULL)) != TS_OK)
+        log_error("job %u: out of memory; its step credentials could not be revoked", job_id);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -102,6 +117,9 @@ static int check_launch(struct noded *nd, const Tessera__StepLaunchRequest *req,
     } else if (l->issued < (int64_t)nd->boot_time) {
         snprintf(errbuf, errlen, "credential issued before this daemon started");
         err = TS_ECRED_REPLAYED;
+    } else if (revoked_check(nd->revoked, l->job_id, l->issued) != TS_OK) {
+        snprintf(errbuf, errlen, "%s", ts_strerror(TS_ECRED_REVOKED));
+        err = TS_ECRED_REVOKED;
     } else if (node_index(l, nd->name) < 0) {
         snprintf(errbuf, errlen, "the credential is not for node %s", nd->name);
         err = TS_ECRED_INVALID;
@@ -196,7 +214,7 @@ static void stepd_exited(struct loop *loop, pid_t pid, int status, const struct 
              WIFSIGNALED(worst) ? WTERMSIG(worst) : WEXITSTATUS(worst));
     link_report_step_end(nd, j->id, s->step_id, worst, st.has_usage ? &st.usage : NULL);
     unlink_step(j, s);
-    loop_timer_cancel(nd->loop, s->kill_timer);
+    deadline_cancel(nd->loop, &s->kill_after);
     if (s->ctl_fd >= 0)
         close(s->ctl_fd);
     remove_record(nd, j->id, s->step_id);
@@ -397,7 +415,7 @@ void step_signal_all(struct noded *nd, struct nd_job *j, int signo)
 static void step_kill_wait_over(struct loop *loop, struct loop_timer *t, void *arg)
 {
     struct nd_step *s = arg;
-    s->kill_timer = NULL;
+    deadline_fired(&s->kill_after);
     log_warn("step %u.%u: its daemon did not end its tasks; killing the group", s->job->id,
              s->step_id);
     kill(-s->pid, SIGKILL);
@@ -405,17 +423,19 @@ static void step_kill_wait_over(struct loop *loop, struct loop_timer *t, void *a
 
 void step_terminate(struct noded *nd, struct nd_step *s, unsigned kill_wait)
 {
-    if (s->terminating)
-        return;
-    s->terminating = 1;
-    kill(-s->pid, SIGCONT); /* a suspended step must be able to act on SIGTERM */
-    kill(-s->pid, SIGTERM);
+    if (!s->terminating) {
+        kill(-s->pid, SIGCONT); /* a suspended step must be able to act on SIGTERM */
+        kill(-s->pid, SIGTERM);
+    }
+    /* the step daemon's own deadline: it shortens an earlier one, as this one does */
     char msg[32];
     int n = snprintf(msg, sizeof(msg), "T%u\n", kill_wait);
     if (s->ctl_fd < 0 || write(s->ctl_fd, msg, (size_t)n) != n)
         kill(-s->pid, SIGKILL); /* no way to ask: end it now */
-    s->kill_timer = loop_timer_add(nd->loop, (uint64_t)kill_wait * 1000 * 2 + 5000, 0,
-                                   step_kill_wait_over, s);
+    s->terminating = 1;
+    uint64_t backstop = (uint64_t)kill_wait * 1000 * 2 + 5000;
+    if (deadline_at_most(nd->loop, &s->kill_after, backstop, step_kill_wait_over, s) < 0)
+        kill(-s->pid, SIGKILL);
 }
 
 int step_signal(struct noded *nd, const Tessera__StepSignalRequest *req, uid_t uid)
@@ -426,13 +446,15 @@ int step_signal(struct noded *nd, const Tessera__StepSignalRequest *req, uid_t u
         s = s->next;
     if (!s)
         return TS_OK; /* it ended here already */
-    if (uid != 0 && uid != nd->conf->slurm_user_uid && uid != s->uid)
+    int privileged = uid == 0 || uid == nd->conf->slurm_user_uid;
+    if (!privileged && uid != s->uid)
         return TS_EPERM;
     if (!req->terminate) {
         kill(-s->pid, (int)req->signal);
         return TS_OK;
     }
-    step_terminate(nd, s, req->kill_wait);
+    /* a user's own wait would let them outlast scancel and their time limit */
+    step_terminate(nd, s, privileged ? req->kill_wait : nd->conf->kill_wait);
     return TS_OK;
 }
 

@@ -15,6 +15,8 @@
 #ifndef TESSERA_NODED_STEPD_H
 #define TESSERA_NODED_STEPD_H
 
+#include "noded/deadline.h"
+
 #include "tessera.pb-c.h"
 
 #include <stddef.h>
@@ -38,7 +40,8 @@ struct sd_task {
     struct rusage usage;       /* as wait4 measured it at the exit (zero: never started) */
     char **env;                /* prepared before the fork */
     char **argv;               /* NULL-terminated (the message's array is not) */
-    char *exe;                 /* the program's resolved path */
+    const char *search;        /* where to look for a program named without a '/': the
+                                * task's PATH (points into env), searched as the user */
     char *out_path, *err_path, *in_path;  /* files instead of srun ("" none) */
 };
 
@@ -78,7 +81,9 @@ struct stepd {
     int in_polling;
 
     int finished;
-    struct loop_timer *kill_timer; /* terminate: SIGKILL to the tasks left after KillWait */
+    struct deadline kill_after; /* terminate: SIGKILL to the tasks left after KillWait */
+    char ctl_buf[64];           /* the node daemon's "T<wait>" lines, a partial one kept */
+    size_t ctl_len;
 };
 
 /* noded/stepd.c */
