@@ -31,6 +31,11 @@ struct rpc_peer_config {
     int cred_ttl;              /* 0: MUNGE's default */
     unsigned timeout_ms;       /* connect, and each request's answer; 0: 10 s */
     size_t max_frame;          /* 0: FRAME_DEFAULT_MAX */
+    /* Optional: an authenticated connection broke (closed by the server, failed, timed
+     * out), also when no request was waiting on it; called after the waiting requests'
+     * callbacks, never for rpc_peer_destroy. */
+    void (*on_lost)(void *arg, int err);
+    void *lost_arg;
 };
 
 /* err is TS_OK when a response arrived (it may carry an Error), else why none will

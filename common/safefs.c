@@ -52,6 +52,19 @@ int safefs_make_dir(int dirfd, const char *name, mode_t mode, int *out)
     return err;
 }
 
+DIR *safefs_list(int fd)
+{
+    int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
+    if (!d) {
+        if (dup_fd >= 0)
+            close(dup_fd);
+        return NULL;
+    }
+    rewinddir(d); /* the copy shares fd's position, wherever an earlier listing left it */
+    return d;
+}
+
 int safefs_check_dir(int fd, uid_t owner, mode_t deny, char *why, size_t len)
 {
     struct stat st;
@@ -83,13 +96,9 @@ static int remove_entry(int dirfd, const char *name, int depth);
  * again until a pass finds nothing (bounded: a folder that keeps filling is left). */
 static int empty_dir(int fd, int depth)
 {
-    int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-    if (!d) {
-        if (dup_fd >= 0)
-            close(dup_fd);
+    DIR *d = safefs_list(fd);
+    if (!d)
         return TS_ESYS;
-    }
     int err = TS_OK;
     for (int pass = 0; pass < 8; pass++) {
         int seen = 0;

@@ -12,6 +12,7 @@
 #ifndef TESSERA_COMMON_SAFEFS_H
 #define TESSERA_COMMON_SAFEFS_H
 
+#include <dirent.h>
 #include <stddef.h>
 #include <sys/types.h>
 
@@ -28,6 +29,10 @@ int safefs_open_dir(int dirfd, const char *name, int *out);
 /* The same, making the folder first when it is missing (then with exactly mode, whatever
  * the umask). */
 int safefs_make_dir(int dirfd, const char *name, mode_t mode, int *out);
+
+/* A stream over the entries of the open folder fd, from the first (fd itself is left
+ * open and may be listed again); NULL on failure. closedir() when done. */
+DIR *safefs_list(int fd);
 
 /* TS_OK when the open folder fd belongs to owner and its mode grants none of the bits in
  * deny (S_IWGRP|S_IWOTH: nobody else may write; 077: nobody else may do anything); else

@@ -133,7 +133,9 @@ void ctld_handle_job_complete(struct rpc_request *req, const Tessera__Request *m
     if (!from_node_daemon(c, req))
         return;
     job_batch_ended(c, msg->job_complete);
-    /* acknowledged once the end is durable: the daemon forgets it then */
+    /* acknowledged once the end is durable: the daemon forgets it then. An end of a job
+     * this controller does not know or has settled changes nothing and is acknowledged
+     * all the same; only a failed commit answers an error, and the daemon resends. */
     ctld_respond_after_commit(c, req, TESSERA__RESPONSE__MSG_JOB_COMPLETE);
 }
 

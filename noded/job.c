@@ -106,7 +106,7 @@ void job_maybe_done(struct noded *nd, struct nd_job *j)
     /* a terminate is over once nothing is left: the controller waits for this report
      * (a batch script's own end was reported already) */
     if (j->terminating && !j->batch)
-        link_report_end(nd, j->id, -1, 0, NULL);
+        report_job_end(nd, j->id, -1, 0, NULL);
     job_free(nd, j);
 }
 
@@ -328,7 +328,7 @@ static void batch_ended(struct noded *nd, struct nd_job *j, int fallback, const 
     }
     log_end(j->id, st.status, "");
     step_revoke(nd, j->id); /* the script's end is the job's */
-    link_report_end(nd, j->id, st.status, 1, st.has_usage ? &st.usage : NULL);
+    report_job_end(nd, j->id, st.status, 1, st.has_usage ? &st.usage : NULL);
     batch_forget(nd, j);
     job_maybe_done(nd, j);
 }
@@ -510,7 +510,7 @@ void job_recover(struct noded *nd, uint32_t job_id, int recfd)
     if (stepstatus_read_at(recfd, "status", &st) == TS_OK) {
         log_end(job_id, st.status, " while the daemon was down");
         step_revoke(nd, job_id);
-        link_report_end(nd, job_id, st.status, 1, st.has_usage ? &st.usage : NULL);
+        report_job_end(nd, job_id, st.status, 1, st.has_usage ? &st.usage : NULL);
     } else {
         log_info("job %u: its batch script is gone and left no end", job_id);
     }

@@ -121,7 +121,8 @@ int noded_create(const struct noded_options *opts, struct noded **out, char *err
     signal(SIGHUP, SIG_IGN);
     if ((err = spool_open(nd, errbuf, errlen)) || (err = step_setup(nd, errbuf, errlen)))
         goto error;
-    spool_recover(nd); /* what an earlier life left: adopted, reported, or killed */
+    reports_load(nd);  /* the ends an earlier life did not have acknowledged */
+    spool_recover(nd); /* what it left running: adopted, reported, or killed */
     if ((err = start_server(nd, errbuf, errlen)))
         goto error;
     if ((err = link_start(nd)))

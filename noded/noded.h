@@ -71,8 +71,8 @@ struct nd_job {
 };
 
 /* An end waiting for the controller's acknowledgement: a job's (batch script, or all its
- * processes after a terminate) or a step's on this node. The message's usage, when set,
- * points at the report's own (its node name is the message's), so it lives as long. */
+ * processes after a terminate) or a step's on this node (noded/report.c). The message's
+ * usage, when set, points at the report's own, so it lives as long. */
 struct nd_report {
     struct nd_report *next;
     int is_step;
@@ -80,6 +80,10 @@ struct nd_report {
     Tessera__StepCompleteRequest step;
     Tessera__AcctUsage usage;
     int in_flight;
+    int persisted;             /* its file is in the state folder */
+    int warned;                /* a refusal was logged */
+    unsigned backoff_ms;       /* after a refusal: the wait before the next try */
+    uint64_t retry_at;         /* loop ms before which it is not sent again */
 };
 
 struct noded {
@@ -102,8 +106,11 @@ struct noded {
     int registering;
     unsigned heartbeat_secs;
     struct loop_timer *link_timer;  /* next heartbeat, or next registration attempt */
-    struct nd_report *reports, *reports_tail;
+    struct nd_report *reports, *reports_tail; /* noded/report.c */
     uint64_t report_seq;
+    struct loop_timer *report_timer;  /* the next refused report's retry */
+    int reports_persisted;            /* report files in the state folder */
+    int reports_cap_warned;
 
     /* jobs (noded/job.c) */
     struct hashmap *jobs;      /* id -> struct nd_job */
@@ -130,17 +137,29 @@ void noded_destroy(struct noded *nd);
 /* noded/link.c */
 int link_start(struct noded *nd);
 void link_stop(struct noded *nd);
-/* Queue a job end for the controller (sent now if registered, else after registering).
- * batch: the batch script ended, and usage (NULL: unknown) is what it used, as wait4
- * measured it (the report's usage then names this node). */
-void link_report_end(struct noded *nd, uint32_t job_id, int status, int batch,
-                     const struct stepstatus_usage *usage);
-/* The same for a step's end on this node (status: the worst task wait status; usage:
- * what its tasks used, NULL when unknown). */
-void link_report_step_end(struct noded *nd, uint32_t job_id, uint32_t step_id, int status,
-                          const struct stepstatus_usage *usage);
+/* The line failed under a request: register again (after a second), then resend. */
+void link_lost(struct noded *nd, int err);
 /* The controller handed its public key (PEM) at registration. */
 void link_take_cred_key(struct noded *nd, const char *pem);
+
+/* noded/report.c */
+/* Queue a job end for the controller (kept on disk, sent now if registered, else after
+ * registering). batch: the batch script ended, and usage (NULL: unknown) is what it used,
+ * as wait4 measured it (the report's usage then names this node). */
+void report_job_end(struct noded *nd, uint32_t job_id, int status, int batch,
+                    const struct stepstatus_usage *usage);
+/* The same for a step's end on this node (status: the worst task wait status; usage:
+ * what its tasks used, NULL when unknown). */
+void report_step_end(struct noded *nd, uint32_t job_id, uint32_t step_id, int status,
+                     const struct stepstatus_usage *usage);
+/* Send what is due (registered, not in flight, no back-off pending). */
+void reports_send(struct noded *nd);
+/* The line broke: nothing is in flight any more. */
+void reports_line_lost(struct noded *nd);
+/* Start-up: the reports an earlier life left on disk, queued in their order. */
+void reports_load(struct noded *nd);
+/* Shutdown: forget them in memory (their files stay for the next start). */
+void reports_free(struct noded *nd);
 
 /* noded/job.c */
 int job_table_create(struct noded *nd);

@@ -208,13 +208,9 @@ void spool_script_remove(struct noded *nd, uint32_t job_id)
 static char **list_names(int fd, size_t *n)
 {
     *n = 0;
-    int dup_fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-    DIR *d = dup_fd >= 0 ? fdopendir(dup_fd) : NULL;
-    if (!d) {
-        if (dup_fd >= 0)
-            close(dup_fd);
+    DIR *d = safefs_list(fd);
+    if (!d)
         return NULL;
-    }
     char **names = NULL;
     size_t cap = 0;
     struct dirent *e;
@@ -279,7 +275,7 @@ static void recover_records(struct noded *nd)
         int is_step, fd;
         uint32_t job_id, step_id;
         if (!strncmp(names[i], "report.", 7))
-            continue; /* noded/link.c's */
+            continue; /* noded/report.c's */
         if (!parse_record(names[i], &is_step, &job_id, &step_id) ||
             spool_record_open(nd, names[i], &fd) != TS_OK) {
             safefs_remove_tree(nd->state_fd, names[i]); /* what a crash left half-made */

@@ -11,7 +11,7 @@
  *         job.<id>/           a batch script's waiter: "proc" (pid, start time, uid),
  *                             "status" (the script's end, written by the waiter)
  *         step.<id>.<step>/   a step daemon: "proc", "status" (its tasks' end)
- *         report.<seq>        an end report the controller has not acknowledged
+ *         report.<seq>        an end report the controller has not acknowledged (noded/report.c)
  *
  * "proc" names the leader of a process group (the waiter or the step daemon, both root):
  * a restarted daemon signals that group only while the process is alive with the start

@@ -212,7 +212,7 @@ static void stepd_exited(struct loop *loop, pid_t pid, int status, const struct 
     log_info("step %u.%u: ended (%s %d)", j->id, s->step_id,
              WIFSIGNALED(worst) ? "signal" : "exit",
              WIFSIGNALED(worst) ? WTERMSIG(worst) : WEXITSTATUS(worst));
-    link_report_step_end(nd, j->id, s->step_id, worst, st.has_usage ? &st.usage : NULL);
+    report_step_end(nd, j->id, s->step_id, worst, st.has_usage ? &st.usage : NULL);
     unlink_step(j, s);
     deadline_cancel(nd->loop, &s->kill_after);
     if (s->ctl_fd >= 0)
@@ -474,6 +474,6 @@ void step_recover(struct noded *nd, uint32_t job_id, uint32_t step_id, int recfd
         st = (struct stepstatus){.status = SIGKILL};
     else
         log_info("step %u.%u: ended while the daemon was down", job_id, step_id);
-    link_report_step_end(nd, job_id, step_id, st.status, st.has_usage ? &st.usage : NULL);
+    report_step_end(nd, job_id, step_id, st.status, st.has_usage ? &st.usage : NULL);
     remove_record(nd, job_id, step_id);
 }

@@ -263,6 +263,28 @@ static void test_credential_of_ended_job_refused(void **state)
         tessera__response__free_unpacked(resp, NULL);
 }
 
+/* Ends of jobs and steps the controller does not know are acknowledged (nothing more to
+ * do): a node daemon resends a report until it gets a success answer. */
+static void test_unknown_ends_acknowledged(void **state)
+{
+    Tessera__JobCompleteRequest jc = TESSERA__JOB_COMPLETE_REQUEST__INIT;
+    jc.job_id = 987654;
+    jc.node = (char *)"n1";
+    jc.batch = 1;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_JOB_COMPLETE;
+    req.job_complete = &jc;
+    char text[256];
+    assert_int_equal(call_root(cluster.ctld_port, &req, text, sizeof(text), NULL), 0);
+    Tessera__StepCompleteRequest sc = TESSERA__STEP_COMPLETE_REQUEST__INIT;
+    sc.job_id = 987654;
+    sc.step_id = 3;
+    sc.node = (char *)"n1";
+    req.msg_case = TESSERA__REQUEST__MSG_STEP_COMPLETE;
+    req.step_complete = &sc;
+    assert_int_equal(call_root(cluster.ctld_port, &req, text, sizeof(text), NULL), 0);
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* a task's program */
 
@@ -326,6 +348,7 @@ int main(void)
         cmocka_unit_test(test_user_kill_wait_is_killwait),
         cmocka_unit_test(test_later_terminate_shortens),
         cmocka_unit_test(test_credential_of_ended_job_refused),
+        cmocka_unit_test(test_unknown_ends_acknowledged),
         cmocka_unit_test(test_path_searched_as_the_user),
         cmocka_unit_test(test_heartbeat_kills_what_the_controller_ended),
     };
