@@ -287,7 +287,8 @@ int stepd_tasks_start(struct stepd *sd, const int *pmi_fds, char *errbuf, size_t
     char **base = calloc(lr->n_env + 1, sizeof(char *));
     if (!base)
         return TS_ENOMEM;
-    memcpy(base, lr->env, lr->n_env * sizeof(char *));
+    if (lr->n_env)
+        memcpy(base, lr->env, lr->n_env * sizeof(char *));
     int err = start_all(sd, &id, base, pmi_fds, errbuf, errlen);
     free(base);
     return err;

@@ -55,7 +55,8 @@ static void handle_register(struct rpc_request *req, const Tessera__Request *msg
     fake.registrations++;
     fake.registered = 1;
     fake.nlisted = r->n_running_jobs < 64 ? r->n_running_jobs : 64;
-    memcpy(fake.listed, r->running_jobs, fake.nlisted * sizeof(uint32_t));
+    for (size_t i = 0; i < fake.nlisted; i++)
+        fake.listed[i] = r->running_jobs[i];
     Tessera__NodeRegisterResponse nr = TESSERA__NODE_REGISTER_RESPONSE__INIT;
     nr.heartbeat_secs = 30;
     Tessera__Response resp = TESSERA__RESPONSE__INIT;

@@ -25,6 +25,7 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -150,16 +151,24 @@ static char *output_with(unsigned id, const char *want, int seconds)
     return NULL;
 }
 
-/* No process whose command line holds pattern (pgrep -f), waiting up to seconds. */
+static double now_secs(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* No process whose command line holds pattern (pgrep -f), waiting up to seconds; pgrep
+ * failing counts as a match (a process is never taken for gone without being told). */
 static void expect_no_process(const char *pattern, int seconds)
 {
     char *argv[] = {(char *)"/usr/bin/pgrep", (char *)"-f", (char *)pattern, NULL};
-    for (int i = 0; i < seconds * 10; i++) {
-        if (harness_run(argv, NULL, NULL, NULL, 5000) == 1)
-            return;
+    double deadline = now_secs() + seconds;
+    while (harness_run(argv, NULL, NULL, NULL, 5000) != 1) {
+        if (now_secs() > deadline)
+            fail_msg("a process '%s' is still running after %d s", pattern, seconds);
         usleep(100000);
     }
-    fail_msg("a process '%s' is still running", pattern);
 }
 
 /* How many times node's daemons registered (their log, appended by every start). */
@@ -303,24 +312,40 @@ static void test_restart_kills_only_what_it_started(void **state)
     stop_victim(vnobody);
 }
 
+/* A file the test creates to let a job go on (jobs wait for it, polling). */
+static void go_file(const char *name, char *path, size_t len)
+{
+    snprintf(path, len, "%s/%s", outdir, name);
+}
+
 /* A batch script that ends while its node daemon is down keeps its exit code (its waiter
  * records it); one that ends after the restart is adopted and reported as usual. */
 static void test_end_while_daemon_down(void **state)
 {
-    unsigned quick = submit_as_nobody("n2", "sleep 1; exit 3");
-    unsigned later = submit_as_nobody("n2", "sleep 5; exit 5");
+    char go1[700], go2[700], script[1600];
+    go_file("go-quick", go1, sizeof(go1));
+    go_file("go-later", go2, sizeof(go2));
+    snprintf(script, sizeof(script), "while [ ! -e %s ]; do sleep 0.1; done; exit 3", go1);
+    unsigned quick = submit_as_nobody("n2", script);
+    snprintf(script, sizeof(script), "while [ ! -e %s ]; do sleep 0.1; done; exit 5", go2);
+    unsigned later = submit_as_nobody("n2", script);
     wait_for(quick, "%T", "RUNNING\n", 20);
     wait_for(later, "%T", "RUNNING\n", 20);
     assert_true(harness_noded_stop(&cluster, 2, SIGKILL) != 0);
+    assert_int_equal(harness_write_file(go1, "", 0644), 0); /* quick ends now */
     char rel[64], path[600];
     snprintf(rel, sizeof(rel), "state/job.%u/status", quick);
     spool_path(2, rel, path, sizeof(path));
-    for (int i = 0; i < 100 && !path_exists(path); i++)
+    for (int i = 0; i < 200 && !path_exists(path); i++)
         usleep(100000);
     assert_true(path_exists(path));
     start_noded(2);
     wait_for(quick, "%T", "FAILED\n", 20);
     assert_string_equal(show_field(quick, "ExitCode"), "3:0");
+    char *st = query(later, "%T");
+    assert_string_equal(st, "RUNNING\n"); /* adopted */
+    free(st);
+    assert_int_equal(harness_write_file(go2, "", 0644), 0);
     wait_for(later, "%T", "FAILED\n", 20);
     assert_string_equal(show_field(later, "ExitCode"), "5:0");
 }

@@ -25,6 +25,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -82,18 +83,30 @@ static void wait_output(unsigned id, const char *want, int seconds)
     fail_msg("job %u: no '%s' in its output:\n%s", id, want, text ? text : "(none)");
 }
 
+/* pgrep -f pattern: 1 when a process matches, 0 when none does (pgrep failing counts as
+ * a match: never take a process for gone without being told so). */
 static int process_running(const char *pattern)
 {
     char *argv[] = {(char *)"/usr/bin/pgrep", (char *)"-f", (char *)pattern, NULL};
-    return harness_run(argv, NULL, NULL, NULL, 5000) == 0;
+    return harness_run(argv, NULL, NULL, NULL, 5000) != 1;
 }
 
+static double now_secs(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_MONOTONIC, &ts);
+    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+/* Wait (up to seconds of wall time) until no process matches pattern. */
 static void expect_no_process(const char *pattern, int seconds)
 {
-    for (int i = 0; i < seconds * 10 && process_running(pattern); i++)
+    double deadline = now_secs() + seconds;
+    while (process_running(pattern)) {
+        if (now_secs() > deadline)
+            fail_msg("a process '%s' is still running after %d s", pattern, seconds);
         usleep(100000);
-    if (process_running(pattern))
-        fail_msg("a process '%s' is still running after %d s", pattern, seconds);
+    }
 }
 
 static void cancel(unsigned id)
@@ -190,16 +203,33 @@ static void test_user_kill_wait_is_killwait(void **state)
 }
 
 /* A terminate with a long wait (root may ask for one), then scancel: the controller's
- * terminate (KillWait) brings the SIGKILL forward, and the job ends. */
+ * terminate (KillWait) brings the SIGKILL forward. srun is stopped meanwhile, so that only
+ * the step's own deadline can end the task (a running srun would learn of the job's end
+ * and have the step daemon kill its tasks). */
 static void test_later_terminate_shortens(void **state)
 {
-    unsigned id = submit_as(0, "n2", "srun -n1 sh -c \"trap '' TERM; echo ready; exec sleep 3332\"");
-    wait_output(id, "ready", 20);
+    char log[600];
+    snprintf(log, sizeof(log), "%s/shorten.log", cluster.dir);
+    pid_t srun = harness_cmd_spawn(&cluster, "srun",
+                                   (const char *const[]){"-w", "n2", "-n1", "-J", "shorten", "sh",
+                                                         "-c",
+                                                         "trap '' TERM; exec sleep 3332", NULL},
+                                   log);
+    assert_true(srun > 0);
+    for (int i = 0; i < 200 && !process_running("^sleep 3332"); i++)
+        usleep(50000);
+    struct result r = RUN("squeue", "-h", "-n", "shorten", "-o", "%i");
+    expect_ok(&r);
+    unsigned id = (unsigned)strtoul(r.out, NULL, 10);
+    result_free(&r);
+    assert_true(id > 0);
     assert_int_equal(terminate_step(0, 2, id, 0, 1000000), 0);
+    assert_int_equal(kill(srun, SIGSTOP), 0);
     assert_true(process_running("^sleep 3332")); /* SIGTERM is ignored; the wait is long */
     cancel(id);
     expect_no_process("^sleep 3332", 12);
-    wait_for(id, "%T", "CANCELLED\n", 20);
+    kill(srun, SIGCONT);
+    harness_wait(srun, 20000);
 }
 
 /* ------------------------------------------------------------------------------------ */
