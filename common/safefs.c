@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
 #include <unistd.h>
@@ -63,6 +64,41 @@ DIR *safefs_list(int fd)
     }
     rewinddir(d); /* the copy shares fd's position, wherever an earlier listing left it */
     return d;
+}
+
+char **safefs_names(int fd, size_t max, size_t *n)
+{
+    *n = 0;
+    DIR *d = safefs_list(fd);
+    if (!d)
+        return NULL;
+    char **names = NULL;
+    size_t cap = 0;
+    struct dirent *e;
+    while (*n < max && (e = readdir(d))) {
+        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
+            continue;
+        if (*n == cap) {
+            size_t ncap = cap ? cap * 2 : 32;
+            char **v = realloc(names, ncap * sizeof(*v));
+            if (!v)
+                break;
+            names = v;
+            cap = ncap;
+        }
+        if (!(names[*n] = strdup(e->d_name)))
+            break;
+        (*n)++;
+    }
+    closedir(d);
+    return names;
+}
+
+void safefs_names_free(char **names, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        free(names[i]);
+    free(names);
 }
 
 int safefs_check_dir(int fd, uid_t owner, mode_t deny, char *why, size_t len)

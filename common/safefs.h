@@ -34,6 +34,11 @@ int safefs_make_dir(int dirfd, const char *name, mode_t mode, int *out);
  * open and may be listed again); NULL on failure. closedir() when done. */
 DIR *safefs_list(int fd);
 
+/* The names in the open folder fd (without "." and ".."), at most max of them, in *n;
+ * NULL when there are none or on failure. Free with safefs_names_free. */
+char **safefs_names(int fd, size_t max, size_t *n);
+void safefs_names_free(char **names, size_t n);
+
 /* TS_OK when the open folder fd belongs to owner and its mode grants none of the bits in
  * deny (S_IWGRP|S_IWOTH: nobody else may write; 077: nobody else may do anything); else
  * TS_EPERM with the reason in why ("owned by uid 1000", "mode 0777"). */

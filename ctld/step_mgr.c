@@ -35,6 +35,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
+#include <time.h>
 
 /* ------------------------------------------------------------------------------------ */
 /* the signing key */
@@ -342,7 +343,9 @@ int step_create(struct ctld *c, const Tessera__StepCreateRequest *req, uid_t uid
     }
     char uname[256];
     user_name(leader->rec->desc->user_id, uname, sizeof(uname));
-    time_t now = time(NULL);
+    struct timespec clock_now;
+    clock_gettime(CLOCK_REALTIME, &clock_now);
+    time_t now = clock_now.tv_sec;
     struct steplayout_input in = {
         .job_id = leader->rec->job_id,
         .step_id = step_id,
@@ -356,6 +359,7 @@ int step_create(struct ctld *c, const Tessera__StepCreateRequest *req, uid_t uid
         .node_addr = node_addr,
         .arg = c,
         .issued = now,
+        .issued_ms = (int64_t)clock_now.tv_sec * 1000 + clock_now.tv_nsec / 1000000,
         .expires = now + CRED_STEP_LIFETIME,
     };
     if (!err)

@@ -209,7 +209,7 @@ __attribute__((noreturn)) static void mirror_status(int status)
         sigaddset(&one, sig);
         sigprocmask(SIG_UNBLOCK, &one, NULL);
         raise(sig);
-        _exit(128 + sig);
+        _exit(128 + sig); /* a signal whose default is not to terminate */
     }
     _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
 }
@@ -285,10 +285,7 @@ static int plan_exec(struct exec_plan *plan, const Tessera__BatchLaunchRequest *
 /* Forget the batch script of j: its record, its script, its place in the table. */
 static void batch_forget(struct noded *nd, struct nd_job *j)
 {
-    char name[32];
-    spool_job_name(j->id, name, sizeof(name));
-    spool_record_remove(nd, name);
-    spool_script_remove(nd, j->id);
+    spool_job_forget(nd, j->id);
     loop_timer_cancel(nd->loop, j->poll_timer);
     j->poll_timer = NULL;
     j->pid = 0;
@@ -299,14 +296,9 @@ static void batch_forget(struct noded *nd, struct nd_job *j)
 static void read_end(struct noded *nd, uint32_t job_id, int fallback, struct stepstatus *st)
 {
     char name[32];
-    int fd;
     spool_job_name(job_id, name, sizeof(name));
-    *st = (struct stepstatus){.status = fallback};
-    if (spool_record_open(nd, name, &fd) != TS_OK)
-        return;
-    if (stepstatus_read_at(fd, "status", st) != TS_OK)
+    if (spool_record_status(nd, name, st) != TS_OK)
         *st = (struct stepstatus){.status = fallback};
-    close(fd);
 }
 
 static void log_end(uint32_t job_id, int status, const char *when)
@@ -359,10 +351,7 @@ static void waiter_exited(struct loop *loop, pid_t pid, int status, const struct
 
 static void launch_failed(struct noded *nd, struct nd_job *j)
 {
-    char name[32];
-    spool_job_name(j->id, name, sizeof(name));
-    spool_record_remove(nd, name);
-    spool_script_remove(nd, j->id);
+    spool_job_forget(nd, j->id);
     free(j);
 }
 
@@ -514,10 +503,7 @@ void job_recover(struct noded *nd, uint32_t job_id, int recfd)
     } else {
         log_info("job %u: its batch script is gone and left no end", job_id);
     }
-    char name[32];
-    spool_job_name(job_id, name, sizeof(name));
-    spool_record_remove(nd, name);
-    spool_script_remove(nd, job_id);
+    spool_job_forget(nd, job_id);
 }
 
 /* ------------------------------------------------------------------------------------ */

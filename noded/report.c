@@ -41,7 +41,7 @@ static void report_free(struct nd_report *r)
     free(r);
 }
 
-static void unlink_report(struct noded *nd, struct nd_report *target)
+static void unlink_report(struct noded *nd, const struct nd_report *target)
 {
     struct nd_report *prev = NULL;
     for (struct nd_report *r = nd->reports; r; prev = r, r = r->next) {
@@ -98,11 +98,12 @@ static const char *report_what(const struct nd_report *r, char *buf, size_t len)
 /* The controller refused the report: keep it, and try again later (one warning). */
 static void refused(struct noded *nd, struct nd_report *r, const Tessera__Error *error)
 {
-    char what[48];
-    if (!r->warned)
+    if (!r->warned) {
+        char what[48];
         log_warn("%s: the controller refused its end report (%s); sending it again until "
                  "accepted", report_what(r, what, sizeof(what)),
                  error->text ? error->text : ts_strerror((int)error->code));
+    }
     r->warned = 1;
     r->backoff_ms = r->backoff_ms ? r->backoff_ms * 2 : BACKOFF_FIRST_MS;
     if (r->backoff_ms > BACKOFF_MAX_MS)

@@ -4,9 +4,7 @@
 #include "common/errors.h"
 #include "common/safefs.h"
 
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -14,6 +12,7 @@
 #include <unistd.h>
 
 #define PREFIX "report."
+#define LIST_MAX_NAMES (1u << 20) /* entries of the state folder looked at */
 
 static void file_name(uint64_t seq, char *buf, size_t len)
 {
@@ -104,28 +103,14 @@ static int by_value(const void *a, const void *b)
 
 size_t reportfile_list(int dirfd, size_t max, uint64_t **seqs)
 {
-    *seqs = NULL;
-    DIR *d = safefs_list(dirfd);
-    if (!d)
-        return 0;
-    size_t n = 0, cap = 0;
-    struct dirent *e;
-    uint64_t seq;
-    while ((e = readdir(d)) && n < max) {
-        if (!reportfile_parse_name(e->d_name, &seq))
-            continue;
-        if (n == cap) {
-            size_t ncap = cap ? cap * 2 : 16;
-            uint64_t *v = realloc(*seqs, ncap * sizeof(*v));
-            if (!v)
-                break;
-            *seqs = v;
-            cap = ncap;
-        }
-        (*seqs)[n++] = seq;
-    }
-    closedir(d);
+    size_t nnames, n = 0;
+    char **names = safefs_names(dirfd, LIST_MAX_NAMES, &nnames);
+    *seqs = nnames ? calloc(nnames, sizeof(**seqs)) : NULL;
+    for (size_t i = 0; *seqs && i < nnames; i++)
+        if (reportfile_parse_name(names[i], &(*seqs)[n]))
+            n++;
+    safefs_names_free(names, nnames);
     if (n)
         qsort(*seqs, n, sizeof(**seqs), by_value);
-    return n;
+    return n < max ? n : max; /* the oldest first */
 }

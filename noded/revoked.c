@@ -21,14 +21,14 @@ struct revoked {
     size_t head, n, cap;
 };
 
-struct revoked *revoked_create(int64_t keep_secs)
+struct revoked *revoked_create(int64_t keep_ms)
 {
     struct revoked *r = calloc(1, sizeof(*r));
     if (!r || !(r->latest = hashmap_create())) {
         free(r);
         return NULL;
     }
-    r->keep = keep_secs;
+    r->keep = keep_ms;
     return r;
 }
 
@@ -63,7 +63,7 @@ int revoked_add(struct revoked *r, uint32_t job_id, int64_t now)
     forget_old(r, now);
     struct revocation *old = hashmap_get_u32(r->latest, job_id);
     if (old && old->at == now)
-        return TS_OK; /* revoked this second already */
+        return TS_OK; /* revoked this very moment already */
     if (r->n == r->cap) {
         size_t cap = r->cap ? r->cap * 2 : 64;
         struct revocation **v = realloc(r->order, cap * sizeof(*v));
@@ -84,10 +84,10 @@ int revoked_add(struct revoked *r, uint32_t job_id, int64_t now)
     return TS_OK;
 }
 
-int revoked_check(const struct revoked *r, uint32_t job_id, int64_t issued)
+int revoked_check(const struct revoked *r, uint32_t job_id, int64_t issued_ms)
 {
     const struct revocation *v = hashmap_get_u32(r->latest, job_id);
-    return v && issued <= v->at ? TS_ECRED_REVOKED : TS_OK;
+    return v && issued_ms <= v->at ? TS_ECRED_REVOKED : TS_OK;
 }
 
 size_t revoked_count(const struct revoked *r)

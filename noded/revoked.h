@@ -2,8 +2,10 @@
  * terminated or killed here. A credential is a signed promise made while its job ran; it
  * stays valid for CRED_STEP_LIFETIME, so without this a user who kept one could start
  * tasks after the job ended, on a node the controller shows idle. A job's credentials
- * issued up to the moment of its revocation are refused (a requeued job that runs again
- * gets new ones); the revocation is kept until every such credential has expired.
+ * issued up to the moment of its revocation are refused; a requeued job that runs again
+ * gets new ones, issued later (times are milliseconds of the wall clock, so a run that
+ * starts again within the same second is told apart). The revocation is kept until
+ * every such credential has expired.
  *
  * A restarted daemon needs none of this: it refuses every credential issued before it
  * started (noded/step.c).
@@ -16,16 +18,16 @@
 
 struct revoked;
 
-/* keep_secs: how long a revocation is kept (at least the longest credential lifetime). */
-struct revoked *revoked_create(int64_t keep_secs); /* NULL when out of memory */
+/* keep_ms: how long a revocation is kept (at least the longest credential lifetime). */
+struct revoked *revoked_create(int64_t keep_ms); /* NULL when out of memory */
 void revoked_free(struct revoked *r);              /* NULL ok */
 
-/* Revoke job_id's credentials issued at or before now. Forgets revocations older than
- * keep_secs. TS_OK or TS_ENOMEM. */
-int revoked_add(struct revoked *r, uint32_t job_id, int64_t now);
+/* Revoke job_id's credentials issued at or before now_ms. Forgets revocations older than
+ * keep_ms. TS_OK or TS_ENOMEM. */
+int revoked_add(struct revoked *r, uint32_t job_id, int64_t now_ms);
 
-/* TS_ECRED_REVOKED when a credential of job_id issued at `issued` was revoked. */
-int revoked_check(const struct revoked *r, uint32_t job_id, int64_t issued);
+/* TS_ECRED_REVOKED when a credential of job_id issued at issued_ms was revoked. */
+int revoked_check(const struct revoked *r, uint32_t job_id, int64_t issued_ms);
 
 /* Revocations remembered now (for tests). */
 size_t revoked_count(const struct revoked *r);

@@ -3,6 +3,7 @@
 
 #include "noded/noded.h"
 #include "noded/procinfo.h"
+#include "noded/stepstatus.h"
 
 #include "common/conf.h"
 #include "common/errors.h"
@@ -10,7 +11,6 @@
 #include "common/log.h"
 #include "common/safefs.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -127,6 +127,17 @@ void spool_record_remove(struct noded *nd, const char *name)
         log_warn("cannot remove %s/" STATE_DIR "/%s: %s", nd->spool, name, ts_strerror(err));
 }
 
+int spool_record_status(struct noded *nd, const char *name, struct stepstatus *st)
+{
+    int fd;
+    int err = spool_record_open(nd, name, &fd);
+    if (!err) {
+        err = stepstatus_read_at(fd, "status", st);
+        close(fd);
+    }
+    return err;
+}
+
 int spool_proc_write(int recfd, const struct spool_proc *p)
 {
     char text[96];
@@ -194,51 +205,16 @@ int spool_script_write(struct noded *nd, uint32_t job_id, const char *text, uid_
     return err;
 }
 
-void spool_script_remove(struct noded *nd, uint32_t job_id)
+void spool_job_forget(struct noded *nd, uint32_t job_id)
 {
     char name[32];
     spool_job_name(job_id, name, sizeof(name));
+    spool_record_remove(nd, name);
     safefs_remove_tree(nd->spool_fd, name);
 }
 
 /* ------------------------------------------------------------------------------------ */
 /* start-up */
-
-/* The names in the folder fd (without "." and ".."), at most MAX_ENTRIES; malloc'd. */
-static char **list_names(int fd, size_t *n)
-{
-    *n = 0;
-    DIR *d = safefs_list(fd);
-    if (!d)
-        return NULL;
-    char **names = NULL;
-    size_t cap = 0;
-    struct dirent *e;
-    while ((e = readdir(d)) && *n < MAX_ENTRIES) {
-        if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-            continue;
-        if (*n == cap) {
-            size_t ncap = cap ? cap * 2 : 32;
-            char **v = realloc(names, ncap * sizeof(*v));
-            if (!v)
-                break;
-            names = v;
-            cap = ncap;
-        }
-        if (!(names[*n] = strdup(e->d_name)))
-            break;
-        (*n)++;
-    }
-    closedir(d);
-    return names;
-}
-
-static void free_names(char **names, size_t n)
-{
-    for (size_t i = 0; i < n; i++)
-        free(names[i]);
-    free(names);
-}
 
 /* "123" -> 123, the whole text a number that fits. */
 static int parse_id(const char *s, const char **end, uint32_t *out)
@@ -270,7 +246,7 @@ static int parse_record(const char *name, int *is_step, uint32_t *job_id, uint32
 static void recover_records(struct noded *nd)
 {
     size_t n;
-    char **names = list_names(nd->state_fd, &n);
+    char **names = safefs_names(nd->state_fd, MAX_ENTRIES, &n);
     for (size_t i = 0; i < n; i++) {
         int is_step, fd;
         uint32_t job_id, step_id;
@@ -287,7 +263,7 @@ static void recover_records(struct noded *nd)
             job_recover(nd, job_id, fd);
         close(fd);
     }
-    free_names(names, n);
+    safefs_names_free(names, n);
 }
 
 /* The node folder keeps state/ and the scripts of adopted jobs; everything else goes
@@ -296,7 +272,7 @@ static void recover_records(struct noded *nd)
 static void remove_leftovers(struct noded *nd)
 {
     size_t n;
-    char **names = list_names(nd->spool_fd, &n);
+    char **names = safefs_names(nd->spool_fd, MAX_ENTRIES, &n);
     for (size_t i = 0; i < n; i++) {
         int is_step;
         uint32_t job_id, step_id;
@@ -310,7 +286,7 @@ static void remove_leftovers(struct noded *nd)
         if (!strncmp(names[i], "job.", 4) || !strncmp(names[i], "step.", 5))
             safefs_remove_tree(nd->spool_fd, names[i]);
     }
-    free_names(names, n);
+    safefs_names_free(names, n);
 }
 
 void spool_recover(struct noded *nd)

@@ -25,6 +25,7 @@
 #include <sys/types.h>
 
 struct noded;
+struct stepstatus;
 
 /* A process group's leader as its record names it. */
 struct spool_proc {
@@ -47,6 +48,9 @@ int spool_record_make(struct noded *nd, const char *name, int *fd);
 /* state/<name> opened; TS_ENOENT when there is none. */
 int spool_record_open(struct noded *nd, const char *name, int *fd);
 void spool_record_remove(struct noded *nd, const char *name);
+/* The end recorded in state/<name>/status: TS_OK, TS_ENOENT when there is none, else why
+ * it cannot be read. */
+int spool_record_status(struct noded *nd, const char *name, struct stepstatus *st);
 
 /* "proc" in a record folder, written atomically, and read back. */
 int spool_proc_write(int recfd, const struct spool_proc *p);
@@ -61,7 +65,8 @@ int spool_proc_signal_group(const struct spool_proc *p, int signo);
  * an fd from an exclusive create. Its path into path. */
 int spool_script_write(struct noded *nd, uint32_t job_id, const char *text, uid_t uid,
                        gid_t gid, char *path, size_t len);
-void spool_script_remove(struct noded *nd, uint32_t job_id);
+/* A batch script's record and its folder, gone. */
+void spool_job_forget(struct noded *nd, uint32_t job_id);
 
 /* Start-up, after spool_open: each record an earlier life left is handed to
  * job_recover() or step_recover(); folders of the node's spool that no adopted job needs

@@ -48,11 +48,11 @@
 
 /* Revocations outlive every credential issued before them, with a margin for the clocks
  * of the controller and this node. */
-#define REVOKE_KEEP_SECS (CRED_STEP_LIFETIME + 60)
+#define REVOKE_KEEP_MS ((CRED_STEP_LIFETIME + 60) * 1000)
 
 int step_setup(struct noded *nd, char *errbuf, size_t errlen)
 {
-    if (!(nd->replay = cred_replay_create()) || !(nd->revoked = revoked_create(REVOKE_KEEP_SECS)))
+    if (!(nd->replay = cred_replay_create()) || !(nd->revoked = revoked_create(REVOKE_KEEP_MS)))
         return TS_ENOMEM;
     if (!nd->conf->cred_public_key)
         return TS_OK; /* the controller hands its key at registration */
@@ -69,9 +69,24 @@ void step_teardown(struct noded *nd)
     nd->revoked = NULL;
 }
 
+/* The wall clock in milliseconds, as credentials carry their issue time. */
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* When a credential was issued, to the millisecond (one from a controller that sends
+ * seconds only counts as issued at the end of its second). */
+static int64_t issued_ms(const Tessera__StepLayout *l)
+{
+    return l->issued_ms ? l->issued_ms : l->issued * 1000 + 999;
+}
+
 void step_revoke(struct noded *nd, uint32_t job_id)
 {
-    if (revoked_add(nd->revoked, job_id, (int64_t)time(NULL)) != TS_OK)
+    if (revoked_add(nd->revoked, job_id, wall_ms()) != TS_OK)
         log_error("job %u: out of memory; its step credentials could not be revoked", job_id);
 }
 
@@ -117,7 +132,7 @@ static int check_launch(struct noded *nd, const Tessera__StepLaunchRequest *req,
     } else if (l->issued < (int64_t)nd->boot_time) {
         snprintf(errbuf, errlen, "credential issued before this daemon started");
         err = TS_ECRED_REPLAYED;
-    } else if (revoked_check(nd->revoked, l->job_id, l->issued) != TS_OK) {
+    } else if (revoked_check(nd->revoked, l->job_id, issued_ms(l)) != TS_OK) {
         snprintf(errbuf, errlen, "%s", ts_strerror(TS_ECRED_REVOKED));
         err = TS_ECRED_REVOKED;
     } else if (node_index(l, nd->name) < 0) {
@@ -168,12 +183,8 @@ static void read_status(struct noded *nd, const struct nd_step *s, int fallback,
                         struct stepstatus *st)
 {
     char name[48];
-    int fd, err;
     spool_step_name(s->job->id, s->step_id, name, sizeof(name));
-    if ((err = spool_record_open(nd, name, &fd)) == TS_OK) {
-        err = stepstatus_read_at(fd, "status", st);
-        close(fd);
-    }
+    int err = spool_record_status(nd, name, st);
     if (err) {
         if (err != TS_ENOENT)
             log_warn("step %u.%u: unreadable status: %s", s->job->id, s->step_id,

@@ -25,7 +25,6 @@
 #include <sys/prctl.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -121,56 +120,6 @@ static void stop_victim(pid_t pid)
     waitpid(pid, NULL, 0);
 }
 
-static unsigned submit_as_nobody(const char *node, const char *script)
-{
-    const char *args[] = {"--parsable", "-D", outdir, "-w", node, "--wrap", script, NULL};
-    char *out = NULL, *err = NULL;
-    int rc = harness_cmd_as(&cluster, NOBODY, "sbatch", args, &out, &err);
-    if (rc != 0)
-        fail_msg("sbatch as nobody: %s", err);
-    unsigned id = (unsigned)strtoul(out, NULL, 10);
-    free(out);
-    free(err);
-    return id;
-}
-
-/* The job's output once it holds want (up to seconds). */
-static char *output_with(unsigned id, const char *want, int seconds)
-{
-    char path[700];
-    snprintf(path, sizeof(path), "%s/slurm-%u.out", outdir, id);
-    char *text = NULL;
-    for (int i = 0; i < seconds * 10; i++) {
-        free(text);
-        text = harness_read_file(path);
-        if (text && strstr(text, want))
-            return text;
-        usleep(100000);
-    }
-    fail_msg("job %u: no '%s' in its output:\n%s", id, want, text ? text : "(none)");
-    return NULL;
-}
-
-static double now_secs(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* No process whose command line holds pattern (pgrep -f), waiting up to seconds; pgrep
- * failing counts as a match (a process is never taken for gone without being told). */
-static void expect_no_process(const char *pattern, int seconds)
-{
-    char *argv[] = {(char *)"/usr/bin/pgrep", (char *)"-f", (char *)pattern, NULL};
-    double deadline = now_secs() + seconds;
-    while (harness_run(argv, NULL, NULL, NULL, 5000) != 1) {
-        if (now_secs() > deadline)
-            fail_msg("a process '%s' is still running after %d s", pattern, seconds);
-        usleep(100000);
-    }
-}
-
 /* How many times node's daemons registered (their log, appended by every start). */
 static int registrations(int node)
 {
@@ -206,14 +155,15 @@ static void restart_noded(int node)
  * folder cannot even be listed. Everything goes when the job ends. */
 static void test_job_folder_is_closed_to_the_user(void **state)
 {
-    unsigned id = submit_as_nobody(
-        "n1", "d=$(dirname $0); echo \"dir $(stat -c '%u %a' $d)\"; "
-              "echo \"script $(stat -c '%u %a' $0)\"; "
-              "touch $d/planted 2>/dev/null && echo planted; "
-              "ln -s / $d/link 2>/dev/null && echo linked; "
-              "ls $d/../state >/dev/null 2>&1 && echo state-listed; "
-              "ls $d/../state/job.$SLURM_JOB_ID >/dev/null 2>&1 && echo record-listed; "
-              "echo done");
+    unsigned id = SUBMIT_AS(NOBODY, "n1",
+                            "d=$(dirname $0); echo \"dir $(stat -c '%u %a' $d)\"; "
+                            "echo \"script $(stat -c '%u %a' $0)\"; "
+                            "touch $d/planted 2>/dev/null && echo planted; "
+                            "ln -s / $d/link 2>/dev/null && echo linked; "
+                            "ls $d/../state >/dev/null 2>&1 && echo state-listed; "
+                            "ls $d/../state/job.$SLURM_JOB_ID >/dev/null 2>&1 && "
+                            "echo record-listed; "
+                            "echo done");
     wait_for(id, "%T", "COMPLETED\n", 20);
     char *text = output_with(id, "done", 5);
     assert_string_equal(text, "dir 0 711\nscript 65534 700\ndone\n");
@@ -245,7 +195,7 @@ static void test_restart_kills_only_what_it_started(void **state)
              "echo '%d %llu 0' > $d/../state/job.$SLURM_JOB_ID/proc 2>/dev/null && echo forged; "
              "echo started; exec sleep 2003",
              (int)vroot, sroot, (int)vroot, sroot);
-    unsigned id = submit_as_nobody("n1", script);
+    unsigned id = SUBMIT_AS(NOBODY, "n1", script);
     wait_for(id, "%T", "RUNNING\n", 20);
     free(output_with(id, "started", 20));
 
@@ -256,10 +206,9 @@ static void test_restart_kills_only_what_it_started(void **state)
                                    (const char *const[]){"-w", "n1", "-n1", "sleep", "2517", NULL},
                                    log);
     assert_true(srun > 0);
-    char *pg[] = {(char *)"/usr/bin/pgrep", (char *)"-f", (char *)"^sleep 2517", NULL};
-    for (int i = 0; i < 200 && harness_run(pg, NULL, NULL, NULL, 5000) != 0; i++)
+    for (int i = 0; i < 200 && !cmdcheck_process_running("^sleep 2517"); i++)
         usleep(50000);
-    assert_int_equal(harness_run(pg, NULL, NULL, NULL, 5000), 0);
+    assert_true(cmdcheck_process_running("^sleep 2517"));
 
     /* stale records: another user's process, a process that started at another time */
     struct {
@@ -286,7 +235,7 @@ static void test_restart_kills_only_what_it_started(void **state)
     }
 
     restart_noded(1);
-    expect_no_process("^sleep 2517", 10);
+    cmdcheck_expect_no_process("^sleep 2517", 10);
     int status = harness_wait(srun, 20000);
     assert_true(WIFEXITED(status) && WEXITSTATUS(status) != 0);
     assert_int_equal(start_time(vroot), sroot);
@@ -305,7 +254,7 @@ static void test_restart_kills_only_what_it_started(void **state)
     expect_ok(&r);
     result_free(&r);
     wait_for(id, "%T", "CANCELLED\n", 20);
-    expect_no_process("^sleep 2003", 10);
+    cmdcheck_expect_no_process("^sleep 2003", 10);
     assert_int_equal(start_time(vroot), sroot);
     assert_int_equal(start_time(vnobody), snobody);
     stop_victim(vroot);
@@ -326,9 +275,9 @@ static void test_end_while_daemon_down(void **state)
     go_file("go-quick", go1, sizeof(go1));
     go_file("go-later", go2, sizeof(go2));
     snprintf(script, sizeof(script), "while [ ! -e %s ]; do sleep 0.1; done; exit 3", go1);
-    unsigned quick = submit_as_nobody("n2", script);
+    unsigned quick = SUBMIT_AS(NOBODY, "n2", script);
     snprintf(script, sizeof(script), "while [ ! -e %s ]; do sleep 0.1; done; exit 5", go2);
-    unsigned later = submit_as_nobody("n2", script);
+    unsigned later = SUBMIT_AS(NOBODY, "n2", script);
     wait_for(quick, "%T", "RUNNING\n", 20);
     wait_for(later, "%T", "RUNNING\n", 20);
     assert_true(harness_noded_stop(&cluster, 2, SIGKILL) != 0);
@@ -404,7 +353,7 @@ static void test_unsafe_spool_refused(void **state)
     assert_int_equal(sb.st_mode & 07777, 0755);
     assert_int_equal(stat(st, &sb), 0);
     assert_int_equal(sb.st_mode & 07777, 0700);
-    unsigned id = submit_as_nobody("n3", "true");
+    unsigned id = SUBMIT_AS(NOBODY, "n3", "true");
     wait_for(id, "%T", "COMPLETED\n", 20);
 }
 

@@ -25,7 +25,6 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -52,62 +51,6 @@ static int group_teardown(void **state)
 }
 
 /* ------------------------------------------------------------------------------------ */
-
-static unsigned submit_as(uid_t uid, const char *node, const char *script)
-{
-    const char *args[] = {"--parsable", "-D", outdir, "-w", node, "--wrap", script, NULL};
-    char *out = NULL, *err = NULL;
-    int rc = harness_cmd_as(&cluster, uid, "sbatch", args, &out, &err);
-    if (rc != 0)
-        fail_msg("sbatch as %u: %s", (unsigned)uid, err);
-    unsigned id = (unsigned)strtoul(out, NULL, 10);
-    free(out);
-    free(err);
-    return id;
-}
-
-static void wait_output(unsigned id, const char *want, int seconds)
-{
-    char path[700];
-    snprintf(path, sizeof(path), "%s/slurm-%u.out", outdir, id);
-    char *text = NULL;
-    for (int i = 0; i < seconds * 10; i++) {
-        free(text);
-        text = harness_read_file(path);
-        if (text && strstr(text, want)) {
-            free(text);
-            return;
-        }
-        usleep(100000);
-    }
-    fail_msg("job %u: no '%s' in its output:\n%s", id, want, text ? text : "(none)");
-}
-
-/* pgrep -f pattern: 1 when a process matches, 0 when none does (pgrep failing counts as
- * a match: never take a process for gone without being told so). */
-static int process_running(const char *pattern)
-{
-    char *argv[] = {(char *)"/usr/bin/pgrep", (char *)"-f", (char *)pattern, NULL};
-    return harness_run(argv, NULL, NULL, NULL, 5000) != 1;
-}
-
-static double now_secs(void)
-{
-    struct timespec ts;
-    clock_gettime(CLOCK_MONOTONIC, &ts);
-    return (double)ts.tv_sec + ts.tv_nsec / 1e9;
-}
-
-/* Wait (up to seconds of wall time) until no process matches pattern. */
-static void expect_no_process(const char *pattern, int seconds)
-{
-    double deadline = now_secs() + seconds;
-    while (process_running(pattern)) {
-        if (now_secs() > deadline)
-            fail_msg("a process '%s' is still running after %d s", pattern, seconds);
-        usleep(100000);
-    }
-}
 
 static void cancel(unsigned id)
 {
@@ -193,12 +136,12 @@ static int terminate_step(uid_t uid, int node, unsigned job, unsigned step, unsi
  * ignores SIGTERM, is killed after KillWait (2 s) all the same. */
 static void test_user_kill_wait_is_killwait(void **state)
 {
-    unsigned id = submit_as(NOBODY, "n1",
+    unsigned id = SUBMIT_AS(NOBODY, "n1",
                             "srun -n1 sh -c \"trap '' TERM; echo ready; exec sleep 3331\"");
-    wait_output(id, "ready", 20);
-    assert_true(process_running("^sleep 3331"));
+    free(output_with(id, "ready", 20));
+    assert_true(cmdcheck_process_running("^sleep 3331"));
     assert_int_equal(terminate_step(NOBODY, 1, id, 0, 1000000), 0);
-    expect_no_process("^sleep 3331", 12);
+    cmdcheck_expect_no_process("^sleep 3331", 12);
     cancel(id);
 }
 
@@ -216,7 +159,7 @@ static void test_later_terminate_shortens(void **state)
                                                          "trap '' TERM; exec sleep 3332", NULL},
                                    log);
     assert_true(srun > 0);
-    for (int i = 0; i < 200 && !process_running("^sleep 3332"); i++)
+    for (int i = 0; i < 200 && !cmdcheck_process_running("^sleep 3332"); i++)
         usleep(50000);
     struct result r = RUN("squeue", "-h", "-n", "shorten", "-o", "%i");
     expect_ok(&r);
@@ -225,9 +168,9 @@ static void test_later_terminate_shortens(void **state)
     assert_true(id > 0);
     assert_int_equal(terminate_step(0, 2, id, 0, 1000000), 0);
     assert_int_equal(kill(srun, SIGSTOP), 0);
-    assert_true(process_running("^sleep 3332")); /* SIGTERM is ignored; the wait is long */
+    assert_true(cmdcheck_process_running("^sleep 3332")); /* SIGTERM is ignored; the wait is long */
     cancel(id);
-    expect_no_process("^sleep 3332", 12);
+    cmdcheck_expect_no_process("^sleep 3332", 12);
     kill(srun, SIGCONT);
     harness_wait(srun, 20000);
 }
@@ -275,7 +218,7 @@ static int launch(const Tessera__StepCreateResponse *sc, char *text, size_t len)
  * controller signs no credential for the ended job. */
 static void test_credential_of_ended_job_refused(void **state)
 {
-    unsigned id = submit_as(0, "n3", "sleep 60");
+    unsigned id = SUBMIT_AS(0, "n3", "sleep 60");
     wait_for(id, "%T", "RUNNING\n", 20);
     Tessera__Response *resp = NULL;
     assert_int_equal(step_create(id, &resp), 0);
@@ -285,7 +228,7 @@ static void test_credential_of_ended_job_refused(void **state)
     char text[256];
     assert_int_equal(launch(resp->step_create, text, sizeof(text)), TS_ECRED_REVOKED);
     assert_string_equal(text, "Job credential revoked");
-    assert_false(process_running("^sleep 4443"));
+    assert_false(cmdcheck_process_running("^sleep 4443"));
     tessera__response__free_unpacked(resp, NULL);
     resp = NULL;
     assert_int_equal(step_create(id, &resp), TS_EALREADY_DONE);
@@ -361,15 +304,15 @@ static void test_path_searched_as_the_user(void **state)
  * running there and kills what is left. */
 static void test_heartbeat_kills_what_the_controller_ended(void **state)
 {
-    unsigned id = submit_as(NOBODY, "n3", "echo started; exec sleep 4444");
+    unsigned id = SUBMIT_AS(NOBODY, "n3", "echo started; exec sleep 4444");
     wait_for(id, "%T", "RUNNING\n", 20);
-    wait_output(id, "started", 20);
+    free(output_with(id, "started", 20));
     pid_t noded = cluster.nodes[2].pid;
     assert_int_equal(kill(noded, SIGSTOP), 0);
     wait_for(id, "%T", "NODE_FAIL\n", 20);
-    assert_true(process_running("^sleep 4444"));
+    assert_true(cmdcheck_process_running("^sleep 4444"));
     assert_int_equal(kill(noded, SIGCONT), 0);
-    expect_no_process("^sleep 4444", 10);
+    cmdcheck_expect_no_process("^sleep 4444", 10);
 }
 
 int main(void)

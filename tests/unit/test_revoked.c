@@ -1,5 +1,6 @@
 /* Unit tests for noded/revoked.c: credentials issued up to a job's revocation are refused,
- * later ones (a requeued run) pass, and revocations are forgotten after they are kept. */
+ * later ones (a requeued run) pass, and revocations are forgotten after they are kept.
+ * Times are milliseconds; small numbers keep the arithmetic readable. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -17,7 +18,7 @@ static void test_issued_before_is_refused(void **state)
     assert_int_equal(revoked_check(r, 7, 1000), TS_OK);
     assert_int_equal(revoked_add(r, 7, 1000), TS_OK);
     assert_int_equal(revoked_check(r, 7, 900), TS_ECRED_REVOKED);
-    assert_int_equal(revoked_check(r, 7, 1000), TS_ECRED_REVOKED); /* the same second */
+    assert_int_equal(revoked_check(r, 7, 1000), TS_ECRED_REVOKED); /* the same moment */
     assert_int_equal(revoked_check(r, 7, 1001), TS_OK);            /* a later run's */
     assert_int_equal(revoked_check(r, 8, 900), TS_OK);             /* another job */
     /* revoked again later: the later moment counts */
