@@ -16,6 +16,11 @@
 
 #define CRED_SIG_LEN 64
 
+/* How long a step credential may wait between its creation and its launch on a node: the
+ * controller signs it with this lifetime, and node daemons remember revoked jobs at least
+ * this long (noded/revoked.h). */
+#define CRED_STEP_LIFETIME 120
+
 struct cred_key; /* an Ed25519 key: a private one (signs and verifies) or a public one */
 
 /* A new private key. TS_OK, TS_ENOMEM or TS_ESYS (OpenSSL failed). */

@@ -41,6 +41,8 @@ struct rpc_peer {
     int cred_ttl;
     unsigned timeout_ms;
     unsigned idle_close_ms;
+    void (*on_lost)(void *arg, int err);
+    void *lost_arg;
 
     enum peer_state state;
     int fd;
@@ -80,6 +82,8 @@ int rpc_peer_create(struct loop *loop, const struct rpc_peer_config *cfg, struct
     p->cred_ttl = cfg->cred_ttl;
     p->timeout_ms = cfg->timeout_ms ? cfg->timeout_ms : 10000;
     p->idle_close_ms = cfg->idle_close_ms;
+    p->on_lost = cfg->on_lost;
+    p->lost_arg = cfg->lost_arg;
     p->next_id = 1;
     frame_reader_init(&p->reader, cfg->max_frame ? cfg->max_frame : FRAME_DEFAULT_MAX);
     if (!(p->host = strdup(cfg->host)) ||
@@ -186,6 +190,7 @@ static void close_fd(struct rpc_peer *p)
  * callbacks may queue new calls, which then wait for a new connection. */
 static void peer_fail(struct rpc_peer *p, int err)
 {
+    int was_up = p->up;
     close_fd(p);
     loop_timer_cancel(p->loop, p->timeout);
     p->timeout = NULL;
@@ -198,6 +203,8 @@ static void peer_fail(struct rpc_peer *p, int err)
         free(c);
         c = next;
     }
+    if (was_up && p->on_lost && !p->destroyed && err != TS_ESHUTDOWN)
+        p->on_lost(p->lost_arg, err);
 }
 
 void rpc_peer_reset(struct rpc_peer *p)

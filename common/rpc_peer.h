@@ -35,6 +35,11 @@ struct rpc_peer_config {
     unsigned idle_close_ms;    /* close the connection when no call has waited this long
                                 * (the next call opens a new one), before a server's idle
                                 * time-out could close it under a request; 0: keep it */
+    /* Optional: an authenticated connection broke (closed by the server, failed, timed
+     * out), also when no request was waiting on it; called after the waiting requests'
+     * callbacks, never for rpc_peer_destroy. */
+    void (*on_lost)(void *arg, int err);
+    void *lost_arg;
 };
 
 /* err is TS_OK when a response arrived (it may carry an Error), else why none will

@@ -578,6 +578,7 @@ static int make_layout(const struct steplayout_input *in, struct comp *comps, si
     l->gid = in->gid;
     l->het_size = in->het_size;
     l->issued = in->issued;
+    l->issued_ms = in->issued_ms;
     l->expires = in->expires;
     for (size_t i = 0; i < n; i++)
         l->ntasks += comps[i].ntasks;

@@ -61,6 +61,7 @@ struct steplayout_input {
     int (*node_addr)(void *arg, const char *node, const char **addr, uint16_t *port);
     void *arg;
     int64_t issued, expires;
+    int64_t issued_ms;          /* issued, to the millisecond */
 };
 
 /* Place the step. On success *out is a new layout (free with steplayout_free) and TS_OK

@@ -204,6 +204,9 @@ void job_end_unit(struct ctld *c, struct job *leader, Tessera__JobState state, i
 /* Stop the unit's processes (SIGTERM, KillWait, SIGKILL); it ends in final when its
  * batch script reports, or at once when none runs. final PENDING means requeue. */
 void job_terminate_unit(struct ctld *c, struct job *leader, Tessera__JobState final);
+/* The terminate of a unit that is ending, again to one node that still lists it (the first
+ * may have been lost while its daemon restarted; a daemon already ending it goes on). */
+void job_terminate_resend(struct ctld *c, struct job *leader, const char *node);
 /* One component of a running het job ends alone (its processes are signalled). */
 void job_end_component(struct ctld *c, struct job *j, Tessera__JobState state);
 void job_requeue_unit(struct ctld *c, struct job *leader);

@@ -201,6 +201,11 @@ void job_terminate_unit(struct ctld *c, struct job *leader, Tessera__JobState fi
         settle(c, leader, 0);
 }
 
+void job_terminate_resend(struct ctld *c, struct job *leader, const char *node)
+{
+    signal_node(c, node, leader->rec->job_id, SIGTERM, 1);
+}
+
 /* One component alone (SPEC 1.3: scancel 93+1 on a running job): its nodes stop its
  * processes; the rest of the job goes on. */
 void job_end_component(struct ctld *c, struct job *j, Tessera__JobState state)

@@ -78,7 +78,11 @@ void node_release(struct ctld *c, const Tessera__JobRecord *rec);
 int node_register(struct ctld *c, const Tessera__NodeRegisterRequest *req,
                   Tessera__NodeRegisterResponse *resp, uint32_t **kill, char *errbuf,
                   size_t errlen);
-int node_heartbeat(struct ctld *c, const Tessera__NodeHeartbeatRequest *req);
+/* A heartbeat: the node is seen; the jobs it lists are reconciled as at registration
+ * (resp->kill_jobs points into *kill, the caller's to free). TS_EINVALID_NODE_NAME when
+ * the node is not registered (it must register again). */
+int node_heartbeat(struct ctld *c, const Tessera__NodeHeartbeatRequest *req,
+                   Tessera__NodeHeartbeatResponse *resp, uint32_t **kill);
 /* Nodes silent for NodedTimeout become DOWN and their jobs fail (or are requeued). */
 void node_check_timeouts(struct ctld *c, time_t now);
 /* scontrol update nodename=... state=drain|resume|down|undrain reason=... */

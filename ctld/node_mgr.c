@@ -1,6 +1,7 @@
 /* Nodes in the controller (ctld/node.h): registration, heartbeats, time-outs,
  * administrators' states, and the counters of what running jobs hold. */
 #include "ctld/ctld.h"
+#include "ctld/job.h"
 #include "ctld/node.h"
 #include "ctld/step.h"
 #include "ctld/sched.h"
@@ -246,19 +247,23 @@ static void reconcile_lost(struct ctld *c, struct node *n, const uint32_t *ids, 
     }
 }
 
-/* Ids the daemon has that the controller does not run there. */
-static size_t unknown_here(struct ctld *c, const struct node *n, const uint32_t *ids, size_t nids,
-                           uint32_t *out)
+/* What the daemon lists against what the controller knows: ids it does not run there
+ * (unknown, finished, requeued, or not placed on the node) go into out for the daemon to
+ * kill; a unit that is ending gets its terminate again (the first may have been lost).
+ * The daemon also lists jobs whose end it has not had acknowledged: a kill or terminate
+ * for a job it has no processes of changes nothing there. */
+static size_t reconcile_listed(struct ctld *c, const struct node *n, const uint32_t *ids,
+                               size_t nids, uint32_t *out)
 {
     size_t k = 0;
     for (size_t i = 0; i < nids; i++) {
         struct job *j = job_find(&c->jobs, ids[i]);
         const Tessera__JobRecord *r = j ? j->leader->rec : NULL;
         /* the batch script, or steps of any component placed there */
-        int ours = r && !jobstate_is_finished(r->state) && job_unit_uses_node(j->leader, n->name);
-        /* an end not yet acknowledged is also listed: a finished job is fine then */
-        if (!ours && !(r && jobstate_is_finished(r->state)))
+        if (!r || jobstate_is_finished(r->state) || !job_unit_uses_node(j->leader, n->name))
             out[k++] = ids[i];
+        else if (r->end_pending && ids[i] == r->job_id)
+            job_terminate_resend(c, j->leader, n->name);
     }
     return k;
 }
@@ -297,7 +302,7 @@ int node_register(struct ctld *c, const Tessera__NodeRegisterRequest *req,
     if (!*kill)
         return TS_ENOMEM;
     resp->kill_jobs = *kill;
-    resp->n_kill_jobs = unknown_here(c, n, req->running_jobs, req->n_running_jobs, *kill);
+    resp->n_kill_jobs = reconcile_listed(c, n, req->running_jobs, req->n_running_jobs, *kill);
     unsigned hb = c->conf->noded_timeout / 3;
     resp->heartbeat_secs = hb < 1 ? 1 : hb > 30 ? 30 : hb;
     log_info("node %s registered (daemon %s, %zu job%s running)", n->name,
@@ -307,7 +312,8 @@ int node_register(struct ctld *c, const Tessera__NodeRegisterRequest *req,
     return TS_OK;
 }
 
-int node_heartbeat(struct ctld *c, const Tessera__NodeHeartbeatRequest *req)
+int node_heartbeat(struct ctld *c, const Tessera__NodeHeartbeatRequest *req,
+                   Tessera__NodeHeartbeatResponse *resp, uint32_t **kill)
 {
     struct node *n = node_find(c, req->name);
     if (!n || !n->registered)
@@ -317,6 +323,14 @@ int node_heartbeat(struct ctld *c, const Tessera__NodeHeartbeatRequest *req)
         n->responding = 1;
         sched_trigger(c, SCHED_TRIGGER_NODE);
     }
+    *kill = calloc(req->n_running_jobs + 1, sizeof(**kill));
+    if (!*kill)
+        return TS_ENOMEM;
+    resp->kill_jobs = *kill;
+    resp->n_kill_jobs = reconcile_listed(c, n, req->running_jobs, req->n_running_jobs, *kill);
+    for (size_t i = 0; i < resp->n_kill_jobs; i++)
+        log_debug("job %u: listed by node %s, which does not run it: to be killed there",
+                  resp->kill_jobs[i], n->name);
     return TS_OK;
 }
 

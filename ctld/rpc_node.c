@@ -24,7 +24,6 @@ static void respond_empty(struct rpc_request *req, Tessera__Response__MsgCase ki
     Tessera__Response resp = TESSERA__RESPONSE__INIT;
     resp.msg_case = kind;
     switch (kind) {
-    case TESSERA__RESPONSE__MSG_NODE_HEARTBEAT: resp.node_heartbeat = &empty; break;
     case TESSERA__RESPONSE__MSG_JOB_COMPLETE: resp.job_complete = &empty; break;
     case TESSERA__RESPONSE__MSG_NODE_UPDATE: resp.node_update = &empty; break;
     case TESSERA__RESPONSE__MSG_RECONFIGURE: resp.reconfigure = &empty; break;
@@ -115,11 +114,18 @@ void ctld_handle_node_heartbeat(struct rpc_request *req, const Tessera__Request 
     struct ctld *c = arg;
     if (!from_node_daemon(c, req))
         return;
-    int err = node_heartbeat(c, msg->node_heartbeat);
-    if (err)
+    Tessera__NodeHeartbeatResponse hb = TESSERA__NODE_HEARTBEAT_RESPONSE__INIT;
+    uint32_t *kill = NULL;
+    int err = node_heartbeat(c, msg->node_heartbeat, &hb, &kill);
+    if (err) {
         rpc_respond_error(req, err, NULL);
-    else
-        respond_empty(req, TESSERA__RESPONSE__MSG_NODE_HEARTBEAT);
+    } else {
+        Tessera__Response resp = TESSERA__RESPONSE__INIT;
+        resp.msg_case = TESSERA__RESPONSE__MSG_NODE_HEARTBEAT;
+        resp.node_heartbeat = &hb;
+        rpc_respond(req, &resp);
+    }
+    free(kill);
 }
 
 void ctld_handle_job_complete(struct rpc_request *req, const Tessera__Request *msg, void *arg)
@@ -131,7 +137,9 @@ void ctld_handle_job_complete(struct rpc_request *req, const Tessera__Request *m
     if (ctld_refuse_change(c, req, CTLD_CHANGE_OTHER))
         return;
     job_batch_ended(c, msg->job_complete);
-    /* acknowledged once the end is durable: the daemon forgets it then */
+    /* acknowledged once the end is durable: the daemon forgets it then. An end of a job
+     * this controller does not know or has settled changes nothing and is acknowledged
+     * all the same; only a failed commit answers an error, and the daemon resends. */
     ctld_respond_after_commit(c, req, TESSERA__RESPONSE__MSG_JOB_COMPLETE);
 }
 

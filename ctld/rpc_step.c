@@ -73,7 +73,8 @@ void ctld_handle_step_complete(struct rpc_request *req, const Tessera__Request *
     if (ctld_refuse_change(c, req, CTLD_CHANGE_OTHER))
         return;
     step_node_ended(c, msg->step_complete);
-    /* acknowledged once durable: the daemon forgets the report then */
+    /* acknowledged once durable: the daemon forgets the report then (also for a step it
+     * does not know: nothing more to do; only a failed commit answers an error) */
     ctld_respond_after_commit(c, req, TESSERA__RESPONSE__MSG_STEP_COMPLETE);
 }
 

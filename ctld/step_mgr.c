@@ -36,9 +36,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-
-/* How long a step credential may wait between its creation and its launch on a node. */
-#define STEP_CRED_LIFETIME 120
+#include <time.h>
 
 /* ------------------------------------------------------------------------------------ */
 /* the signing key */
@@ -181,7 +179,9 @@ static int check_job(struct ctld *c, struct job *leader, uid_t uid)
         return TS_EJOB_PENDING;
     if (r->state == TESSERA__JOB_STATE__JOB_SUSPENDED)
         return TS_EJOB_SUSPENDED;
-    if (jobstate_is_finished(r->state) || r->end_pending)
+    /* running and not being ended: a credential outlives its job by its lifetime (the
+     * nodes revoke it when the job ends there), so none is signed for a job that ends */
+    if (r->state != TESSERA__JOB_STATE__JOB_RUNNING || r->end_pending)
         return TS_EALREADY_DONE;
     return TS_OK;
 }
@@ -334,7 +334,9 @@ int step_create(struct ctld *c, const Tessera__StepCreateRequest *req, uid_t uid
     }
     char uname[256];
     namecache_name(c->names, NAMECACHE_USER, leader->rec->desc->user_id, uname, sizeof(uname));
-    time_t now = time(NULL);
+    struct timespec clock_now;
+    clock_gettime(CLOCK_REALTIME, &clock_now);
+    time_t now = clock_now.tv_sec;
     struct steplayout_input in = {
         .job_id = leader->rec->job_id,
         .step_id = step_id,
@@ -348,7 +350,8 @@ int step_create(struct ctld *c, const Tessera__StepCreateRequest *req, uid_t uid
         .node_addr = node_addr,
         .arg = c,
         .issued = now,
-        .expires = now + STEP_CRED_LIFETIME,
+        .issued_ms = (int64_t)clock_now.tv_sec * 1000 + clock_now.tv_nsec / 1000000,
+        .expires = now + CRED_STEP_LIFETIME,
     };
     if (!err)
         err = steplayout_build(&in, &resp->layout, errbuf, errlen);

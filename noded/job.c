@@ -1,21 +1,32 @@
 /* Jobs on this node: launching batch scripts as their users, signals, terminations with
- * KillWait, exits, and the spool records that let a restarted daemon clean up.
+ * KillWait, exits, and what a restarted daemon finds of them (noded/spool.h).
  *
- * A batch script runs in a session (and so a process group) of its own, led by the
- * script's process: signals go to the whole group, and when the script ends whatever it
- * left in its group is killed. Its spool folder holds the script and a record of the
- * group (pid and the process's start time, so a later daemon never kills a stranger that
- * got the same pid).
+ * A batch script runs under a waiter: a child of the daemon that stays root, leads a
+ * session (and so a process group) of its own, blocks every signal it can, and forks the
+ * script, which becomes the user. Signals to the job go to the whole group: the script
+ * and what it started get them, the waiter (root, signals blocked) only SIGKILL. When the
+ * script ends, the waiter writes its wait status and usage to the job's record in the
+ * daemon's state folder and then SIGKILLs its group, itself included: what the script left
+ * running ends with it, and the end is known even when the daemon is down at that moment.
+ * A restarted daemon adopts a waiter that still runs, and reports an end it recorded.
+ *
+ * The waiter is forked from a threaded daemon and does not exec: it makes system calls
+ * only (common/safefs.h's async-signal-safe functions, stepstatus_format). It starts the
+ * script only once the daemon has recorded it (a byte on a pipe), so no script runs that
+ * a restarted daemon could not find.
  */
 #include "noded/noded.h"
+#include "noded/procinfo.h"
+#include "noded/spool.h"
+#include "noded/stepstatus.h"
 
 #include "common/conf.h"
 #include "common/errors.h"
 #include "common/hashmap.h"
 #include "common/log.h"
 #include "common/loop.h"
+#include "common/safefs.h"
 
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <grp.h>
@@ -24,10 +35,14 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/prctl.h>
+#include <sys/resource.h>
 #include <sys/stat.h>
 #include <sys/types.h>
 #include <sys/wait.h>
 #include <unistd.h>
+
+#define ADOPTED_POLL_MS 1000 /* how often an adopted waiter is looked at */
 
 int job_table_create(struct noded *nd)
 {
@@ -35,47 +50,29 @@ int job_table_create(struct noded *nd)
     return nd->jobs ? TS_OK : TS_ENOMEM;
 }
 
-void job_rm_tree(const char *path)
-{
-    DIR *d = opendir(path);
-    if (d) {
-        struct dirent *e;
-        char child[1400];
-        while ((e = readdir(d))) {
-            if (!strcmp(e->d_name, ".") || !strcmp(e->d_name, ".."))
-                continue;
-            snprintf(child, sizeof(child), "%s/%s", path, e->d_name);
-            if (unlink(child) != 0 && errno == EISDIR)
-                job_rm_tree(child);
-        }
-        closedir(d);
-    }
-    rmdir(path);
-}
-
 /* Forget a job with nothing left running here. */
 static void job_free(struct noded *nd, struct nd_job *j)
 {
-    loop_timer_cancel(nd->loop, j->kill_timer);
+    deadline_cancel(nd->loop, &j->kill_after);
+    loop_timer_cancel(nd->loop, j->poll_timer);
     hashmap_del_u32(nd->jobs, j->id);
-    if (j->spool[0])
-        job_rm_tree(j->spool);
     free(j);
 }
 
 void job_table_destroy(struct noded *nd)
 {
-    /* the daemon stops; its jobs go on (a restarted daemon kills them: their ends could
-     * no longer be reported) */
+    /* the daemon stops; its jobs go on (a restarted daemon adopts their batch scripts and
+     * kills their steps) */
     size_t cursor = 0;
     void *value;
     while (nd->jobs && hashmap_next(nd->jobs, &cursor, NULL, NULL, &value)) {
         struct nd_job *j = value;
-        loop_timer_cancel(nd->loop, j->kill_timer);
+        deadline_cancel(nd->loop, &j->kill_after);
+        loop_timer_cancel(nd->loop, j->poll_timer);
         while (j->steps) {
             struct nd_step *s = j->steps;
             j->steps = s->next;
-            loop_timer_cancel(nd->loop, s->kill_timer);
+            deadline_cancel(nd->loop, &s->kill_after);
             if (s->ctl_fd >= 0)
                 close(s->ctl_fd);
             free(s);
@@ -94,6 +91,7 @@ struct nd_job *job_get_or_add(struct noded *nd, uint32_t job_id)
     if (!(j = calloc(1, sizeof(*j))))
         return NULL;
     j->id = job_id;
+    j->nd = nd;
     if (hashmap_put_u32(nd->jobs, job_id, j) != TS_OK) {
         free(j);
         return NULL;
@@ -108,96 +106,26 @@ void job_maybe_done(struct noded *nd, struct nd_job *j)
     /* a terminate is over once nothing is left: the controller waits for this report
      * (a batch script's own end was reported already) */
     if (j->terminating && !j->batch)
-        link_report_end(nd, j->id, -1, 0, NULL);
+        report_job_end(nd, j->id, -1, 0, NULL);
     job_free(nd, j);
 }
 
-/* The start time of a process (field 22 of /proc/PID/stat), 0 when it is gone. */
-unsigned long long job_proc_start_time(pid_t pid)
-{
-    char path[64], buf[1024];
-    snprintf(path, sizeof(path), "/proc/%d/stat", (int)pid);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    char *p = strrchr(buf, ')'); /* the command name may hold spaces */
-    unsigned long long start = 0;
-    if (p && sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-                           "%*d %*d %*d %llu", &start) != 1)
-        start = 0;
-    return start;
-}
-
 /* ------------------------------------------------------------------------------------ */
-/* the spool */
+/* the waiter and the script: from fork to exec, system calls only */
 
-int job_write_text(const char *path, const char *text, mode_t mode)
-{
-    int fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-    if (fd < 0)
-        return TS_ESYS;
-    size_t len = strlen(text), off = 0;
-    while (off < len) {
-        ssize_t n = write(fd, text + off, len - off);
-        if (n <= 0) {
-            close(fd);
-            return TS_ESYS;
-        }
-        off += (size_t)n;
-    }
-    return close(fd) == 0 ? TS_OK : TS_ESYS;
-}
-
-static void record_group(const struct nd_job *j)
-{
-    char path[700], text[64];
-    snprintf(path, sizeof(path), "%s/pgid", j->spool);
-    snprintf(text, sizeof(text), "%d %llu\n", (int)j->pid, j->start);
-    if (job_write_text(path, text, 0600) != TS_OK)
-        log_warn("job %u: cannot record its process group in %s", j->id, path);
-}
-
-/* Kill one process group a previous life recorded, if it is still the same one. */
-void job_clean_dir(const char *dir)
-{
-    char path[1100];
-    snprintf(path, sizeof(path), "%s/pgid", dir);
-    FILE *f = fopen(path, "re");
-    int pid = 0;
-    unsigned long long start = 0;
-    if (f) {
-        if (fscanf(f, "%d %llu", &pid, &start) != 2)
-            pid = 0;
-        fclose(f);
-    }
-    if (pid > 1 && start && job_proc_start_time(pid) == start) {
-        log_info("killing process group %d left by an earlier daemon (%s)", pid, dir);
-        kill(-pid, SIGKILL);
-    }
-    job_rm_tree(dir);
-}
-
-void job_clean_spool(struct noded *nd)
-{
-    DIR *d = opendir(nd->spool);
-    if (!d)
-        return;
-    struct dirent *e;
-    char dir[1024];
-    while ((e = readdir(d))) {
-        if (strncmp(e->d_name, "job.", 4) != 0 && strncmp(e->d_name, "step.", 5) != 0)
-            continue;
-        snprintf(dir, sizeof(dir), "%s/%s", nd->spool, e->d_name);
-        job_clean_dir(dir);
-    }
-    closedir(d);
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* the child: from fork to exec */
+/* What the waiter and the script need, computed before the fork: after it only
+ * async-signal-safe work is sound (the daemon has threads), so no allocation or name
+ * service lookups there. */
+struct exec_plan {
+    const Tessera__BatchLaunchRequest *req;
+    const char *script;
+    char **argv;
+    char **envp;
+    gid_t groups[256];
+    int ngroups;   /* -1: keep the daemon's identity */
+    int record_fd; /* the job's record folder: the waiter writes "status" there */
+    int go_fd;     /* the read end of the daemon's "recorded, go" pipe */
+};
 
 /* Write a line where the job's error output goes (the child has no other channel). */
 __attribute__((noreturn)) static void child_fail(const char *what, const char *detail)
@@ -205,26 +133,6 @@ __attribute__((noreturn)) static void child_fail(const char *what, const char *d
     dprintf(2, "tessera-noded: error: %s: %s\n", what, detail);
     _exit(127);
 }
-
-static void child_reset_signals(void)
-{
-    sigset_t none;
-    sigemptyset(&none);
-    sigprocmask(SIG_SETMASK, &none, NULL);
-    for (int s = 1; s < NSIG; s++)
-        signal(s, SIG_DFL);
-}
-
-/* What the child needs, computed before the fork: after it only async-signal-safe work is
- * sound (the daemon has threads), so no allocation or name service lookups there. */
-struct exec_plan {
-    const Tessera__BatchLaunchRequest *req;
-    const char *script;
-    char **argv;
-    char **envp;
-    gid_t groups[256];
-    int ngroups; /* -1: keep the daemon's identity */
-};
 
 static void child_become_user(const struct exec_plan *plan)
 {
@@ -249,11 +157,13 @@ static void child_redirect(int target, const char *path, int flags)
     close(fd);
 }
 
-__attribute__((noreturn)) static void child_exec(const struct exec_plan *plan)
+/* The script's process: the user, its files, its folder, exec. */
+__attribute__((noreturn)) static void script_exec(const struct exec_plan *plan)
 {
     const Tessera__BatchLaunchRequest *req = plan->req;
-    child_reset_signals();
-    setsid();
+    sigset_t none;
+    sigemptyset(&none);
+    sigprocmask(SIG_SETMASK, &none, NULL);
     child_become_user(plan);
     int mode = O_WRONLY | O_CREAT | (req->append ? O_APPEND : O_TRUNC);
     child_redirect(0, req->std_in && *req->std_in ? req->std_in : "/dev/null", O_RDONLY);
@@ -271,6 +181,74 @@ __attribute__((noreturn)) static void child_exec(const struct exec_plan *plan)
     }
     execve(plan->script, plan->argv, plan->envp);
     child_fail(plan->script, strerror(errno));
+}
+
+/* Close every descriptor above stderr but the two kept (the daemon's listening socket
+ * above all: a restarted daemon must be able to bind it again). */
+static void close_all_but(int a, int b)
+{
+    int lo = a < b ? a : b, hi = a < b ? b : a;
+    if (lo > 3)
+        close_range(3, (unsigned)lo - 1, 0);
+    if (hi > lo + 1)
+        close_range((unsigned)lo + 1, (unsigned)hi - 1, 0);
+    close_range((unsigned)hi + 1, ~0u, 0);
+}
+
+/* No status could be recorded: exit as the script did, so that the daemon's wait4 of the
+ * waiter tells the script's end (no core: this is a copy of the daemon). */
+__attribute__((noreturn)) static void mirror_status(int status)
+{
+    if (WIFSIGNALED(status)) {
+        int sig = WTERMSIG(status);
+        struct rlimit none = {0, 0};
+        setrlimit(RLIMIT_CORE, &none);
+        signal(sig, SIG_DFL);
+        sigset_t one;
+        sigemptyset(&one);
+        sigaddset(&one, sig);
+        sigprocmask(SIG_UNBLOCK, &one, NULL);
+        raise(sig);
+        _exit(128 + sig); /* a signal whose default is not to terminate */
+    }
+    _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
+}
+
+__attribute__((noreturn)) static void waiter_main(const struct exec_plan *plan)
+{
+    sigset_t all;
+    sigfillset(&all);
+    sigprocmask(SIG_SETMASK, &all, NULL); /* the job's signals are for the script */
+    for (int s = 1; s < NSIG; s++)
+        signal(s, SIG_DFL);
+    setsid();
+    prctl(PR_SET_NAME, "tessera-waiter");
+    close_all_but(plan->record_fd, plan->go_fd);
+    char go;
+    ssize_t n;
+    while ((n = read(plan->go_fd, &go, 1)) < 0 && errno == EINTR)
+        ;
+    if (n != 1)
+        _exit(127); /* the daemon could not record the job (or died): run nothing */
+    close(plan->go_fd);
+    pid_t pid = fork();
+    if (pid == 0)
+        script_exec(plan); /* never returns */
+    if (pid < 0)
+        _exit(127);
+    int status;
+    struct rusage ru;
+    while (wait4(pid, &status, 0, &ru) < 0)
+        if (errno != EINTR)
+            _exit(127);
+    struct stepstatus st = {0};
+    stepstatus_add_task(&st, status, &ru, 0);
+    char text[256];
+    size_t len = stepstatus_format(&st, text, sizeof(text));
+    if (len < sizeof(text) &&
+        safefs_write_atomic(plan->record_fd, "status", text, len, 0600) == TS_OK)
+        kill(0, SIGKILL); /* the group: what the script left running, and this waiter */
+    mirror_status(status);
 }
 
 static int plan_exec(struct exec_plan *plan, const Tessera__BatchLaunchRequest *req,
@@ -302,48 +280,125 @@ static int plan_exec(struct exec_plan *plan, const Tessera__BatchLaunchRequest *
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* the daemon's side */
+/* the end of a batch script */
 
-/* The script ended (or the group leader did): clean the group up and report. Steps of
- * the job go on until the controller ends them. */
-static void job_exited(struct loop *loop, pid_t pid, int status, const struct rusage *ru,
-                       void *arg)
+/* Forget the batch script of j: its record, its script, its place in the table. */
+static void batch_forget(struct noded *nd, struct nd_job *j)
 {
-    struct noded *nd = arg;
-    size_t cursor = 0;
-    void *value;
-    struct nd_job *j = NULL;
-    while (hashmap_next(nd->jobs, &cursor, NULL, NULL, &value))
-        if (((struct nd_job *)value)->pid == pid)
-            j = value;
-    if (!j)
-        return;
-    kill(-pid, SIGKILL); /* what the script left running in its group ends with it */
-    log_info("job %u: batch script ended (%s %d)", j->id,
+    spool_job_forget(nd, j->id);
+    loop_timer_cancel(nd->loop, j->poll_timer);
+    j->poll_timer = NULL;
+    j->pid = 0;
+    j->adopted = 0;
+}
+
+/* The script's end as its waiter recorded it; else fallback (and usage when known). */
+static void read_end(struct noded *nd, uint32_t job_id, int fallback, struct stepstatus *st)
+{
+    char name[32];
+    spool_job_name(job_id, name, sizeof(name));
+    if (spool_record_status(nd, name, st) != TS_OK)
+        *st = (struct stepstatus){.status = fallback};
+}
+
+static void log_end(uint32_t job_id, int status, const char *when)
+{
+    log_info("job %u: batch script ended%s (%s %d)", job_id, when,
              WIFSIGNALED(status) ? "signal" : "exit",
              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
-    link_report_end(nd, j->id, status, 1, ru);
-    j->pid = 0;
-    job_rm_tree(j->spool);
-    j->spool[0] = '\0';
+}
+
+/* The waiter of j is gone (fallback: its own status, ru: its usage, when it was our
+ * child): report the script's end. Steps of the job go on until the controller ends them. */
+static void batch_ended(struct noded *nd, struct nd_job *j, int fallback, const struct rusage *ru)
+{
+    struct stepstatus st;
+    read_end(nd, j->id, fallback, &st);
+    if (!st.has_usage && ru) {
+        stepstatus_usage_add(&st.usage, ru, 0);
+        st.has_usage = 1;
+    }
+    log_end(j->id, st.status, "");
+    step_revoke(nd, j->id); /* the script's end is the job's */
+    report_job_end(nd, j->id, st.status, 1, st.has_usage ? &st.usage : NULL);
+    batch_forget(nd, j);
     job_maybe_done(nd, j);
 }
 
-/* The spool folder: owned by the user, who must be able to read and run the script. */
-static int prepare_spool(struct noded *nd, struct nd_job *j,
-                         const Tessera__BatchLaunchRequest *req, char *script, size_t len)
+static struct nd_job *job_by_pid(struct noded *nd, pid_t pid)
 {
-    snprintf(j->spool, sizeof(j->spool), "%s/job.%u", nd->spool, req->job_id);
-    job_rm_tree(j->spool); /* a requeued job may come back to the same node */
-    if (mkdir(j->spool, 0700) != 0)
+    size_t cursor = 0;
+    void *value;
+    while (hashmap_next(nd->jobs, &cursor, NULL, NULL, &value))
+        if (((struct nd_job *)value)->pid == pid)
+            return value;
+    return NULL;
+}
+
+static void waiter_exited(struct loop *loop, pid_t pid, int status, const struct rusage *ru,
+                          void *arg)
+{
+    struct noded *nd = arg;
+    struct nd_job *j = job_by_pid(nd, pid);
+    if (!j)
+        return;
+    kill(-pid, SIGKILL); /* what is left of its group (the waiter did so unless it failed) */
+    batch_ended(nd, j, status, ru);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* launch */
+
+static void launch_failed(struct noded *nd, struct nd_job *j)
+{
+    spool_job_forget(nd, j->id);
+    free(j);
+}
+
+/* Record the waiter, then let it start the script. */
+static int record_and_go(struct nd_job *j, int recfd, int go_fd)
+{
+    struct spool_proc p = {.pid = j->pid, .start = j->start, .uid = getuid()};
+    int err = j->start ? spool_proc_write(recfd, &p) : TS_ENOENT;
+    if (!err && safefs_write_all(go_fd, "g", 1) != TS_OK)
+        err = TS_ESYS;
+    return err;
+}
+
+static int fork_waiter(struct noded *nd, struct nd_job *j, struct exec_plan *plan,
+                       char *errbuf, size_t errlen)
+{
+    int go[2];
+    if (pipe2(go, O_CLOEXEC) != 0) {
+        snprintf(errbuf, errlen, "pipe: %s", strerror(errno));
         return TS_ESYS;
-    snprintf(script, len, "%s/script", j->spool);
-    if (job_write_text(script, req->script, 0700) != TS_OK)
+    }
+    plan->go_fd = go[0];
+    pid_t pid = fork();
+    if (pid == 0)
+        waiter_main(plan); /* never returns */
+    int fork_errno = errno;
+    close(go[0]);
+    if (pid < 0) {
+        close(go[1]);
+        snprintf(errbuf, errlen, "fork: %s", strerror(fork_errno));
         return TS_ESYS;
-    if (geteuid() == 0 && (chown(j->spool, req->uid, req->gid) != 0 ||
-                           chown(script, req->uid, req->gid) != 0))
-        return TS_ESYS;
-    return TS_OK;
+    }
+    /* watched in the same iteration as the fork: its exit cannot be reaped unwatched */
+    j->pid = pid;
+    j->start = procinfo_start_time(pid);
+    int err = loop_child_watch(nd->loop, pid, waiter_exited, nd);
+    if (!err)
+        err = hashmap_put_u32(nd->jobs, j->id, j);
+    if (!err && (err = record_and_go(j, plan->record_fd, go[1])))
+        hashmap_del_u32(nd->jobs, j->id);
+    close(go[1]);
+    if (err) {
+        kill(pid, SIGKILL); /* before the script started: the waiter waits for "go" */
+        j->pid = 0;
+        snprintf(errbuf, errlen, "cannot record the job: %s", ts_strerror(err));
+    }
+    return err;
 }
 
 int job_launch_batch(struct noded *nd, const Tessera__BatchLaunchRequest *req, char *errbuf,
@@ -367,70 +422,128 @@ int job_launch_batch(struct noded *nd, const Tessera__BatchLaunchRequest *req, c
     if (!j)
         return TS_ENOMEM;
     j->id = req->job_id;
+    j->nd = nd;
     j->batch = 1;
-    char script[700];
-    if (prepare_spool(nd, j, req, script, sizeof(script)) != TS_OK) {
-        snprintf(errbuf, errlen, "cannot prepare %s: %s", j->spool, strerror(errno));
-        job_rm_tree(j->spool);
-        free(j);
-        return TS_ESYS;
+    char script[700], name[32];
+    int err = spool_script_write(nd, j->id, req->script ? req->script : "", req->uid, req->gid,
+                                 script, sizeof(script));
+    if (err) {
+        snprintf(errbuf, errlen, "cannot write the script to %s: %s", script,
+                 err == TS_ESYS ? strerror(errno) : ts_strerror(err));
+        launch_failed(nd, j);
+        return err;
     }
-    struct exec_plan plan;
-    if (plan_exec(&plan, req, script) != TS_OK) {
-        snprintf(errbuf, errlen, "%s", ts_strerror(TS_ENOMEM));
-        free(plan.argv);
-        free(plan.envp);
-        job_rm_tree(j->spool);
-        free(j);
-        return TS_ENOMEM;
-    }
-    pid_t pid = fork();
-    if (pid == 0)
-        child_exec(&plan); /* never returns */
-    int fork_errno = errno;
+    struct exec_plan plan = {.record_fd = -1};
+    spool_job_name(j->id, name, sizeof(name));
+    if ((err = spool_record_make(nd, name, &plan.record_fd)))
+        snprintf(errbuf, errlen, "cannot make the job's record: %s", ts_strerror(err));
+    else if ((err = plan_exec(&plan, req, script)))
+        snprintf(errbuf, errlen, "%s", ts_strerror(err));
+    else
+        err = fork_waiter(nd, j, &plan, errbuf, errlen);
     free(plan.argv);
     free(plan.envp);
-    if (pid < 0) {
-        snprintf(errbuf, errlen, "fork: %s", strerror(fork_errno));
-        job_rm_tree(j->spool);
-        free(j);
-        return TS_ESYS;
+    if (plan.record_fd >= 0)
+        close(plan.record_fd);
+    if (err) {
+        launch_failed(nd, j);
+        return err;
     }
-    /* watched in the same iteration as the fork: its exit cannot be reaped unwatched */
-    j->pid = pid;
-    j->start = job_proc_start_time(pid);
-    if (loop_child_watch(nd->loop, pid, job_exited, nd) != TS_OK ||
-        hashmap_put_u32(nd->jobs, j->id, j) != TS_OK) {
-        kill(pid, SIGKILL);
-        snprintf(errbuf, errlen, "%s", ts_strerror(TS_ENOMEM));
-        free(j);
+    log_info("job %u: batch script started as uid %u, waiter pid %d", j->id, req->uid,
+             (int)j->pid);
+    return TS_OK;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* an earlier life's batch scripts */
+
+static void adopted_poll(struct loop *loop, struct loop_timer *t, void *arg)
+{
+    struct nd_job *j = arg;
+    struct spool_proc p = {.pid = j->pid, .start = j->start, .uid = getuid()};
+    if (spool_proc_alive(&p))
+        return;
+    /* gone: its end is recorded, unless the waiter itself was killed (SIGKILL to the
+     * group, by a terminate) */
+    batch_ended(j->nd, j, SIGKILL, NULL);
+}
+
+/* Watch an earlier life's waiter that still runs. */
+static int adopt(struct noded *nd, uint32_t job_id, const struct spool_proc *p)
+{
+    struct nd_job *j = job_get_or_add(nd, job_id);
+    if (!j)
+        return TS_ENOMEM;
+    j->pid = p->pid;
+    j->start = p->start;
+    j->batch = 1;
+    j->adopted = 1;
+    j->poll_timer = loop_timer_add(nd->loop, ADOPTED_POLL_MS, ADOPTED_POLL_MS, adopted_poll, j);
+    if (!j->poll_timer) {
+        j->pid = 0;
+        job_maybe_done(nd, j);
         return TS_ENOMEM;
     }
-    record_group(j);
-    log_info("job %u: batch script started as uid %u, pid %d", j->id, req->uid, (int)pid);
+    log_info("job %u: its batch script still runs (waiter %d): adopted", job_id, (int)p->pid);
     return TS_OK;
+}
+
+void job_recover(struct noded *nd, uint32_t job_id, int recfd)
+{
+    struct spool_proc p;
+    /* a waiter is ours (our uid), and still the process recorded */
+    if (spool_proc_read(recfd, &p) == TS_OK && p.uid == getuid() && spool_proc_alive(&p) &&
+        adopt(nd, job_id, &p) == TS_OK)
+        return;
+    struct stepstatus st;
+    if (stepstatus_read_at(recfd, "status", &st) == TS_OK) {
+        log_end(job_id, st.status, " while the daemon was down");
+        step_revoke(nd, job_id);
+        report_job_end(nd, job_id, st.status, 1, st.has_usage ? &st.usage : NULL);
+    } else {
+        log_info("job %u: its batch script is gone and left no end", job_id);
+    }
+    spool_job_forget(nd, job_id);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* signals */
+
+/* signo to the batch script's group (an adopted waiter only while it is still the one
+ * recorded). */
+static void signal_batch(struct nd_job *j, int signo)
+{
+    if (!j->pid)
+        return;
+    if (j->adopted) {
+        struct spool_proc p = {.pid = j->pid, .start = j->start, .uid = getuid()};
+        spool_proc_signal_group(&p, signo);
+    } else {
+        kill(-j->pid, signo);
+    }
 }
 
 /* signo to every process group of the job here: its batch script's and its steps'. */
 static void signal_groups(struct noded *nd, struct nd_job *j, int signo)
 {
-    if (j->pid)
-        kill(-j->pid, signo);
+    signal_batch(j, signo);
     step_signal_all(nd, j, signo);
 }
 
 static void kill_wait_over(struct loop *loop, struct loop_timer *t, void *arg)
 {
     struct nd_job *j = arg;
-    j->kill_timer = NULL;
+    deadline_fired(&j->kill_after);
     if (j->pid) {
         log_info("job %u: still there after KillWait, SIGKILL", j->id);
-        kill(-j->pid, SIGKILL);
+        signal_batch(j, SIGKILL);
     }
 }
 
 int job_signal(struct noded *nd, uint32_t job_id, int signo, int terminate, unsigned kill_wait)
 {
+    if (terminate)
+        step_revoke(nd, job_id); /* also with nothing here yet: no step may start later */
     struct nd_job *j = hashmap_get_u32(nd->jobs, job_id);
     if (!j)
         return TS_OK; /* nothing of it runs here */
@@ -438,17 +551,29 @@ int job_signal(struct noded *nd, uint32_t job_id, int signo, int terminate, unsi
         signal_groups(nd, j, signo);
         return TS_OK;
     }
-    if (j->terminating)
-        return TS_OK;
-    j->terminating = 1;
-    if (j->pid) {
-        kill(-j->pid, SIGCONT); /* a suspended job must be able to act on SIGTERM */
-        kill(-j->pid, SIGTERM);
+    if (!j->terminating) {
+        j->terminating = 1;
+        signal_batch(j, SIGCONT); /* a suspended job must be able to act on SIGTERM */
+        signal_batch(j, SIGTERM);
     }
     for (struct nd_step *s = j->steps; s; s = s->next)
         step_terminate(nd, s, kill_wait);
-    j->kill_timer = loop_timer_add(nd->loop, (uint64_t)kill_wait * 1000, 0, kill_wait_over, j);
+    if (deadline_at_most(nd->loop, &j->kill_after, (uint64_t)kill_wait * 1000, kill_wait_over,
+                         j) < 0) {
+        signal_batch(j, SIGKILL); /* no timer: no waiting either */
+        return TS_ENOMEM;
+    }
     return TS_OK;
+}
+
+void job_kill_listed(struct noded *nd, uint32_t job_id)
+{
+    step_revoke(nd, job_id);
+    struct nd_job *j = hashmap_get_u32(nd->jobs, job_id);
+    if (!j || j->terminating)
+        return;
+    log_info("job %u: the controller does not run it here; killing it", job_id);
+    job_signal(nd, job_id, SIGKILL, 1, 0);
 }
 
 size_t job_running_ids(struct noded *nd, uint32_t **ids)

@@ -1,7 +1,11 @@
 /* The node daemon's line to the controller: register (telling which jobs still have
- * processes here), heartbeat, and report job ends until each is acknowledged. When the
- * line breaks (the controller restarted, say), the daemon registers again and resends
- * what was not acknowledged, so no end is lost.
+ * processes here), heartbeat, and carry the end reports (noded/report.c). Registration and
+ * every heartbeat answer name the jobs the controller does not run here; they are killed.
+ *
+ * When the line breaks, also between two requests (the controller restarted, say), a
+ * heartbeat goes at once: a controller that no longer knows the node answers with an
+ * error and the daemon registers again at once, one that cannot be reached is tried again
+ * every second. After registering, what was not acknowledged is sent again.
  */
 #include "noded/noded.h"
 #include "noded/stepstatus.h"
@@ -22,7 +26,7 @@
 #define RETRY_MS 1000 /* between registration attempts */
 
 static void link_register(struct noded *nd);
-static void send_reports(struct noded *nd);
+static void send_heartbeat(struct noded *nd);
 
 static void link_timer_fired(struct loop *loop, struct loop_timer *t, void *arg);
 
@@ -32,15 +36,30 @@ static void schedule_link(struct noded *nd, uint64_t ms)
     nd->link_timer = loop_timer_add(nd->loop, ms, 0, link_timer_fired, nd);
 }
 
-/* Anything wrong with the line: forget the registration and start again soon. */
-static void link_lost(struct noded *nd, int err)
+/* Forget the registration and register again after ms. */
+static void register_again(struct noded *nd, int err, uint64_t ms)
 {
     if (nd->registered)
         log_warn("lost the controller (%s); registering again", ts_strerror(err));
     nd->registered = 0;
-    for (struct nd_report *r = nd->reports; r; r = r->next)
-        r->in_flight = 0;
-    schedule_link(nd, RETRY_MS);
+    reports_line_lost(nd);
+    schedule_link(nd, ms);
+}
+
+void link_lost(struct noded *nd, int err)
+{
+    register_again(nd, err, RETRY_MS);
+}
+
+/* The line broke while nothing was waiting on it: find out now what became of the
+ * controller rather than at the next heartbeat. */
+static void line_broke(void *arg, int err)
+{
+    struct noded *nd = arg;
+    if (!nd->registered)
+        return; /* a registration is under way or due */
+    log_debug("the line to the controller broke (%s); checking at once", ts_strerror(err));
+    send_heartbeat(nd);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -68,12 +87,10 @@ static void registered(void *arg, int err, const Tessera__Response *resp)
         link_take_cred_key(nd, r->cred_public_key);
     nd->heartbeat_secs = r->heartbeat_secs ? r->heartbeat_secs : 10;
     log_info("registered with the controller (heartbeat every %u s)", nd->heartbeat_secs);
-    for (size_t i = 0; i < r->n_kill_jobs; i++) {
-        log_info("job %u: unknown to the controller, ending it", r->kill_jobs[i]);
-        job_signal(nd, r->kill_jobs[i], SIGKILL, 1, 0);
-    }
+    for (size_t i = 0; i < r->n_kill_jobs; i++)
+        job_kill_listed(nd, r->kill_jobs[i]);
     schedule_link(nd, (uint64_t)nd->heartbeat_secs * 1000);
-    send_reports(nd);
+    reports_send(nd);
 }
 
 static void link_register(struct noded *nd)
@@ -108,12 +125,18 @@ static void heartbeat_answered(void *arg, int err, const Tessera__Response *resp
     struct noded *nd = arg;
     if (err == TS_ESHUTDOWN)
         return;
-    if (err || resp->error) {
-        /* an error here is the controller saying it no longer knows us (restarted with a
-         * new configuration, say): register again */
-        link_lost(nd, err ? err : (int)resp->error->code);
+    if (err) {
+        link_lost(nd, err);
         return;
     }
+    if (resp->error) {
+        /* the controller no longer knows us (it restarted): register again at once */
+        register_again(nd, (int)resp->error->code, 0);
+        return;
+    }
+    if (resp->msg_case == TESSERA__RESPONSE__MSG_NODE_HEARTBEAT)
+        for (size_t i = 0; i < resp->node_heartbeat->n_kill_jobs; i++)
+            job_kill_listed(nd, resp->node_heartbeat->kill_jobs[i]);
     schedule_link(nd, (uint64_t)nd->heartbeat_secs * 1000);
 }
 
@@ -127,6 +150,8 @@ static void send_heartbeat(struct noded *nd)
     Tessera__Request req = TESSERA__REQUEST__INIT;
     req.msg_case = TESSERA__REQUEST__MSG_NODE_HEARTBEAT;
     req.node_heartbeat = &hb;
+    loop_timer_cancel(nd->loop, nd->link_timer); /* the next one follows the answer */
+    nd->link_timer = NULL;
     if (rpc_peer_call(nd->ctl, &req, heartbeat_answered, nd) != TS_OK)
         link_lost(nd, TS_ENOMEM);
     free(ids);
@@ -140,150 +165,6 @@ static void link_timer_fired(struct loop *loop, struct loop_timer *t, void *arg)
         send_heartbeat(nd);
     else
         link_register(nd);
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* job ends */
-
-struct report_call {
-    struct noded *nd;
-    struct nd_report *report;
-};
-
-static void drop_report(struct noded *nd, struct nd_report *target)
-{
-    struct nd_report *prev = NULL;
-    for (struct nd_report *r = nd->reports; r; prev = r, r = r->next) {
-        if (r != target)
-            continue;
-        if (prev)
-            prev->next = r->next;
-        else
-            nd->reports = r->next;
-        if (nd->reports_tail == r)
-            nd->reports_tail = prev;
-        free(r->msg.node);
-        free(r->step.node);
-        free(r);
-        return;
-    }
-}
-
-static void report_answered(void *arg, int err, const Tessera__Response *resp)
-{
-    struct report_call *rc = arg;
-    struct noded *nd = rc->nd;
-    struct nd_report *r = rc->report;
-    free(rc);
-    if (err == TS_ESHUTDOWN)
-        return;
-    if (err) {
-        r->in_flight = 0;
-        link_lost(nd, err);
-        return;
-    }
-    /* acknowledged (an error answer too: the controller has heard of it and will not
-     * want it again) */
-    log_debug("job %u: end acknowledged", r->is_step ? r->step.job_id : r->msg.job_id);
-    drop_report(nd, r);
-}
-
-static void send_reports(struct noded *nd)
-{
-    for (struct nd_report *r = nd->reports; r && nd->registered; r = r->next) {
-        if (r->in_flight)
-            continue;
-        struct report_call *rc = calloc(1, sizeof(*rc));
-        if (!rc)
-            return;
-        rc->nd = nd;
-        rc->report = r;
-        Tessera__Request req = TESSERA__REQUEST__INIT;
-        if (r->is_step) {
-            req.msg_case = TESSERA__REQUEST__MSG_STEP_COMPLETE;
-            req.step_complete = &r->step;
-        } else {
-            req.msg_case = TESSERA__REQUEST__MSG_JOB_COMPLETE;
-            req.job_complete = &r->msg;
-        }
-        if (rpc_peer_call(nd->ctl, &req, report_answered, rc) != TS_OK) {
-            free(rc);
-            return;
-        }
-        r->in_flight = 1;
-    }
-}
-
-static void queue_report(struct noded *nd, struct nd_report *r)
-{
-    if (nd->reports_tail)
-        nd->reports_tail->next = r;
-    else
-        nd->reports = r;
-    nd->reports_tail = r;
-    send_reports(nd);
-}
-
-/* The report's own usage, naming this node (node: the message's copy of its name). */
-static Tessera__AcctUsage *report_usage(struct nd_report *r, char *node,
-                                        const struct stepstatus_usage *u)
-{
-    tessera__acct_usage__init(&r->usage);
-    r->usage.user_usec = u->user_usec;
-    r->usage.sys_usec = u->sys_usec;
-    r->usage.max_rss_kb = u->max_rss_kb;
-    r->usage.max_rss_node = node;
-    r->usage.max_rss_task = u->max_rss_task;
-    return &r->usage;
-}
-
-void link_report_end(struct noded *nd, uint32_t job_id, int status, int batch,
-                     const struct rusage *usage)
-{
-    struct nd_report *r = calloc(1, sizeof(*r));
-    if (!r || !(r->msg.node = strdup(nd->name))) {
-        log_error("job %u: out of memory; its end cannot be reported", job_id);
-        free(r);
-        return;
-    }
-    Tessera__JobCompleteRequest init = TESSERA__JOB_COMPLETE_REQUEST__INIT;
-    char *node = r->msg.node;
-    r->msg = init;
-    r->msg.node = node;
-    r->msg.job_id = job_id;
-    r->msg.status = status;
-    r->msg.batch = batch;
-    r->msg.end_time = (int64_t)time(NULL);
-    r->msg.seq = ++nd->report_seq;
-    if (batch && usage) {
-        struct stepstatus_usage u = {0};
-        stepstatus_usage_add(&u, usage, 0);
-        r->msg.usage = report_usage(r, node, &u);
-    }
-    queue_report(nd, r);
-}
-
-void link_report_step_end(struct noded *nd, uint32_t job_id, uint32_t step_id, int status,
-                          const struct stepstatus_usage *usage)
-{
-    struct nd_report *r = calloc(1, sizeof(*r));
-    char *node = r ? strdup(nd->name) : NULL;
-    if (!node) {
-        log_error("step %u.%u: out of memory; its end cannot be reported", job_id, step_id);
-        free(r);
-        return;
-    }
-    tessera__step_complete_request__init(&r->step);
-    r->is_step = 1;
-    r->step.node = node;
-    r->step.job_id = job_id;
-    r->step.step_id = step_id;
-    r->step.status = status;
-    r->step.end_time = (int64_t)time(NULL);
-    r->step.seq = ++nd->report_seq;
-    if (usage)
-        r->step.usage = report_usage(r, node, usage);
-    queue_report(nd, r);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -309,6 +190,8 @@ int link_start(struct noded *nd)
         .port = nd->conf->ctld_port,
         .server_uid = nd->conf->slurm_user_uid,
         .target = rpc_name_ctld(nd->conf, name, sizeof(name)),
+        .on_lost = line_broke,
+        .lost_arg = nd,
     };
     rpc_conf_peer(nd->conf, &cfg);
     int err = rpc_peer_create(nd->loop, &cfg, &nd->ctl);
@@ -323,6 +206,5 @@ void link_stop(struct noded *nd)
     nd->link_timer = NULL;
     rpc_peer_destroy(nd->ctl); /* waiting calls free their report_call */
     nd->ctl = NULL;
-    while (nd->reports)
-        drop_report(nd, nd->reports);
+    reports_free(nd);
 }

@@ -1,5 +1,6 @@
 /* Node daemon life: start-up checks, the loop, signals, shutdown. */
 #include "noded/noded.h"
+#include "noded/spool.h"
 
 #include "common/auth.h"
 #include "common/conf.h"
@@ -52,24 +53,6 @@ static int setup_logging(const struct conf *conf, const struct noded_options *op
     return err;
 }
 
-/* SpoolDir/<name>, made if missing, traversable by the users whose jobs run here. */
-static int prepare_spool(struct noded *nd, char *errbuf, size_t errlen)
-{
-    if (strlen(nd->conf->spool_dir) + strlen(nd->name) + 2 > sizeof(nd->spool)) {
-        snprintf(errbuf, errlen, "SpoolDir %s is too long", nd->conf->spool_dir);
-        return TS_ETOOBIG;
-    }
-    strcpy(nd->spool, nd->conf->spool_dir); /* lengths checked above */
-    strcat(nd->spool, "/");
-    strcat(nd->spool, nd->name);
-    if ((mkdir(nd->conf->spool_dir, 0755) != 0 && errno != EEXIST) ||
-        (mkdir(nd->spool, 0755) != 0 && errno != EEXIST)) {
-        snprintf(errbuf, errlen, "cannot create the spool %s: %s", nd->spool, strerror(errno));
-        return TS_ESYS;
-    }
-    return TS_OK;
-}
-
 static int start_server(struct noded *nd, char *errbuf, size_t errlen)
 {
     char name[AUTH_TARGET_MAX];
@@ -112,6 +95,7 @@ int noded_create(const struct noded_options *opts, struct noded **out, char *err
     if (!nd)
         return TS_ENOMEM;
     nd->boot_time = time(NULL);
+    nd->spool_fd = nd->state_fd = -1;
     int err = TS_ENOMEM;
     if (!(nd->conf_path = strdup(conf_locate(opts->conf_path))) ||
         !(nd->name = strdup(opts->node_name)))
@@ -138,9 +122,10 @@ int noded_create(const struct noded_options *opts, struct noded **out, char *err
     loop_set_orphan_cb(nd->loop, on_orphan, nd);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
-    if ((err = prepare_spool(nd, errbuf, errlen)) || (err = step_setup(nd, errbuf, errlen)))
+    if ((err = spool_open(nd, errbuf, errlen)) || (err = step_setup(nd, errbuf, errlen)))
         goto error;
-    job_clean_spool(nd);
+    reports_load(nd);  /* the ends an earlier life did not have acknowledged */
+    spool_recover(nd); /* what it left running: adopted, reported, or killed */
     if ((err = start_server(nd, errbuf, errlen)))
         goto error;
     if ((err = link_start(nd)))
@@ -183,6 +168,7 @@ void noded_destroy(struct noded *nd)
     rpc_server_destroy(nd->server);
     job_table_destroy(nd);
     step_teardown(nd);
+    spool_close(nd);
     if (nd->loop)
         for (int i = 0; i < 3; i++) /* deliver what the auth threads posted */
             loop_run_once(nd->loop, 0);

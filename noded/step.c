@@ -8,16 +8,23 @@
  *   - the requester is the step's user (or root);
  *   - not expired, and not issued before this daemon started: a replay across a restart
  *     cannot be told from a fresh launch otherwise;
+ *   - not of a job that ended, was terminated or was killed here after the credential was
+ *     issued (noded/revoked.h);
  *   - this node is one of the step's;
  *   - the same job.step has not been launched here before (the replay guard remembers
  *     launches until their credential expires).
  *
  * The step daemon runs in a session of its own, so every task it starts is in its process
  * group: signals to the step go to that group, and whatever is left when the step daemon
- * ends is killed. Its spool folder records the group, so a restarted node daemon kills
- * what its earlier life left (as for batch scripts).
+ * ends is killed. Its record in the daemon's state folder (noded/spool.h) names it before
+ * it gets its launch, so a restarted node daemon kills what its earlier life left, after
+ * checking that the process is still the one recorded; the step daemon writes how its
+ * tasks ended there.
  */
 #include "noded/noded.h"
+#include "noded/procinfo.h"
+#include "noded/revoked.h"
+#include "noded/spool.h"
 #include "noded/stepstatus.h"
 
 #include "common/conf.h"
@@ -39,9 +46,13 @@
 #include <time.h>
 #include <unistd.h>
 
+/* Revocations outlive every credential issued before them, with a margin for the clocks
+ * of the controller and this node. */
+#define REVOKE_KEEP_MS ((CRED_STEP_LIFETIME + 60) * 1000)
+
 int step_setup(struct noded *nd, char *errbuf, size_t errlen)
 {
-    if (!(nd->replay = cred_replay_create()))
+    if (!(nd->replay = cred_replay_create()) || !(nd->revoked = revoked_create(REVOKE_KEEP_MS)))
         return TS_ENOMEM;
     if (!nd->conf->cred_public_key)
         return TS_OK; /* the controller hands its key at registration */
@@ -54,6 +65,29 @@ void step_teardown(struct noded *nd)
     nd->cred_key = NULL;
     cred_replay_free(nd->replay);
     nd->replay = NULL;
+    revoked_free(nd->revoked);
+    nd->revoked = NULL;
+}
+
+/* The wall clock in milliseconds, as credentials carry their issue time. */
+static int64_t wall_ms(void)
+{
+    struct timespec ts;
+    clock_gettime(CLOCK_REALTIME, &ts);
+    return (int64_t)ts.tv_sec * 1000 + ts.tv_nsec / 1000000;
+}
+
+/* When a credential was issued, to the millisecond (one from a controller that sends
+ * seconds only counts as issued at the end of its second). */
+static int64_t issued_ms(const Tessera__StepLayout *l)
+{
+    return l->issued_ms ? l->issued_ms : l->issued * 1000 + 999;
+}
+
+void step_revoke(struct noded *nd, uint32_t job_id)
+{
+    if (revoked_add(nd->revoked, job_id, wall_ms()) != TS_OK)
+        log_error("job %u: out of memory; its step credentials could not be revoked", job_id);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -98,6 +132,9 @@ static int check_launch(struct noded *nd, const Tessera__StepLaunchRequest *req,
     } else if (l->issued < (int64_t)nd->boot_time) {
         snprintf(errbuf, errlen, "credential issued before this daemon started");
         err = TS_ECRED_REPLAYED;
+    } else if (revoked_check(nd->revoked, l->job_id, issued_ms(l)) != TS_OK) {
+        snprintf(errbuf, errlen, "%s", ts_strerror(TS_ECRED_REVOKED));
+        err = TS_ECRED_REVOKED;
     } else if (node_index(l, nd->name) < 0) {
         snprintf(errbuf, errlen, "the credential is not for node %s", nd->name);
         err = TS_ECRED_INVALID;
@@ -140,28 +177,27 @@ static int stepd_path(char *buf, size_t len)
     return access(buf, X_OK) == 0 ? TS_OK : TS_ENOENT;
 }
 
-static void record_group(const struct nd_step *s)
-{
-    char path[700], text[64];
-    snprintf(path, sizeof(path), "%s/pgid", s->spool);
-    snprintf(text, sizeof(text), "%d %llu\n", (int)s->pid, s->start);
-    if (job_write_text(path, text, 0600) != TS_OK)
-        log_warn("step %u.%u: cannot record its process group", s->job->id, s->step_id);
-}
-
-/* The worst task status and the tasks' usage the step daemon left in its folder; else
+/* The worst task status and the tasks' usage the step daemon left in its record; else
  * its own status (and no usage). */
-static void read_status(const struct nd_step *s, int fallback, struct stepstatus *st)
+static void read_status(struct noded *nd, const struct nd_step *s, int fallback,
+                        struct stepstatus *st)
 {
-    char path[700];
-    snprintf(path, sizeof(path), "%s/status", s->spool);
-    int err = stepstatus_read(path, st);
+    char name[48];
+    spool_step_name(s->job->id, s->step_id, name, sizeof(name));
+    int err = spool_record_status(nd, name, st);
     if (err) {
         if (err != TS_ENOENT)
-            log_warn("step %u.%u: unreadable %s: %s", s->job->id, s->step_id, path,
+            log_warn("step %u.%u: unreadable status: %s", s->job->id, s->step_id,
                      ts_strerror(err));
         *st = (struct stepstatus){.status = fallback};
     }
+}
+
+static void remove_record(struct noded *nd, uint32_t job_id, uint32_t step_id)
+{
+    char name[48];
+    spool_step_name(job_id, step_id, name, sizeof(name));
+    spool_record_remove(nd, name);
 }
 
 static void unlink_step(struct nd_job *j, struct nd_step *s)
@@ -182,17 +218,17 @@ static void stepd_exited(struct loop *loop, pid_t pid, int status, const struct 
     struct nd_job *j = s->job;
     kill(-pid, SIGKILL); /* what the step left in its group ends with it */
     struct stepstatus st;
-    read_status(s, status, &st);
+    read_status(nd, s, status, &st);
     int worst = st.status;
     log_info("step %u.%u: ended (%s %d)", j->id, s->step_id,
              WIFSIGNALED(worst) ? "signal" : "exit",
              WIFSIGNALED(worst) ? WTERMSIG(worst) : WEXITSTATUS(worst));
-    link_report_step_end(nd, j->id, s->step_id, worst, st.has_usage ? &st.usage : NULL);
+    report_step_end(nd, j->id, s->step_id, worst, st.has_usage ? &st.usage : NULL);
     unlink_step(j, s);
-    loop_timer_cancel(nd->loop, s->kill_timer);
+    deadline_cancel(nd->loop, &s->kill_after);
     if (s->ctl_fd >= 0)
         close(s->ctl_fd);
-    job_rm_tree(s->spool);
+    remove_record(nd, j->id, s->step_id);
     free(s);
     job_maybe_done(nd, j);
 }
@@ -226,6 +262,9 @@ static int write_launch(int fd, const Tessera__StepLaunchRequest *req)
     return err;
 }
 
+/* The step daemon finds its record folder at this descriptor ("-r 3"). */
+#define STEPD_RECORD_FD 3
+
 struct stepd_argv {
     char path[PATH_MAX];
     char *argv[8];
@@ -243,13 +282,14 @@ static int stepd_args(struct noded *nd, struct nd_step *s, struct stepd_argv *a)
     a->argv[2] = nd->conf_path;
     a->argv[3] = (char *)"-N";
     a->argv[4] = nd->name;
-    a->argv[5] = (char *)"-s";
-    a->argv[6] = s->spool;
+    a->argv[5] = (char *)"-r";
+    a->argv[6] = (char *)"3"; /* STEPD_RECORD_FD */
     a->argv[7] = NULL;
     return TS_OK;
 }
 
-__attribute__((noreturn)) static void stepd_child(const struct stepd_argv *a, int rfd)
+__attribute__((noreturn)) static void stepd_child(const struct stepd_argv *a, int rfd,
+                                                  int recfd)
 {
     sigset_t none;
     sigemptyset(&none);
@@ -257,16 +297,15 @@ __attribute__((noreturn)) static void stepd_child(const struct stepd_argv *a, in
     for (int sig = 1; sig < NSIG; sig++)
         signal(sig, SIG_DFL);
     setsid();
-    if (dup2(rfd, 0) < 0)
+    /* dup2 leaves the copies open across exec; the originals are close-on-exec */
+    if (dup2(rfd, 0) < 0 || dup2(recfd, STEPD_RECORD_FD) < 0)
         _exit(127);
-    if (rfd != 0)
-        close(rfd);
     execv(a->path, a->argv);
     _exit(127);
 }
 
 static int start_stepd(struct noded *nd, struct nd_step *s, const Tessera__StepLaunchRequest *req,
-                       char *errbuf, size_t errlen)
+                       int recfd, char *errbuf, size_t errlen)
 {
     struct stepd_argv a;
     int err = stepd_args(nd, s, &a);
@@ -279,9 +318,15 @@ static int start_stepd(struct noded *nd, struct nd_step *s, const Tessera__StepL
         snprintf(errbuf, errlen, "pipe: %s", strerror(errno));
         return TS_ESYS;
     }
+    if (fds[0] == STEPD_RECORD_FD || recfd == 0) { /* dup2 in the child would mix them */
+        close(fds[0]);
+        close(fds[1]);
+        snprintf(errbuf, errlen, "unexpected descriptors");
+        return TS_ESYS;
+    }
     pid_t pid = fork();
     if (pid == 0)
-        stepd_child(&a, fds[0]); /* never returns */
+        stepd_child(&a, fds[0], recfd); /* never returns */
     int fork_errno = errno;
     close(fds[0]);
     if (pid < 0) {
@@ -290,7 +335,7 @@ static int start_stepd(struct noded *nd, struct nd_step *s, const Tessera__StepL
         return TS_ESYS;
     }
     s->pid = pid;
-    s->start = job_proc_start_time(pid);
+    s->start = procinfo_start_time(pid);
     /* watched in the same iteration as the fork: its exit cannot be reaped unwatched */
     if (loop_child_watch(nd->loop, pid, stepd_exited, s) != TS_OK) {
         kill(pid, SIGKILL);
@@ -298,24 +343,30 @@ static int start_stepd(struct noded *nd, struct nd_step *s, const Tessera__StepL
         snprintf(errbuf, errlen, "%s", ts_strerror(TS_ENOMEM));
         return TS_ENOMEM;
     }
+    /* recorded before it gets its launch: a step daemon without a launch runs nothing */
+    struct spool_proc p = {.pid = pid, .start = s->start, .uid = getuid()};
+    if (!s->start || spool_proc_write(recfd, &p) != TS_OK) {
+        log_error("step %u.%u: cannot record its step daemon", s->job->id, s->step_id);
+        close(fds[1]); /* it reads no launch and ends; its end is reported */
+        return TS_OK;
+    }
     /* a step daemon that dies before reading gets EPIPE here, and its exit is reported */
     if (write_launch(fds[1], req) != TS_OK)
         log_warn("step %u.%u: the launch did not reach the step daemon", s->job->id, s->step_id);
     s->ctl_fd = fds[1]; /* kept: the line for "terminate" */
     fcntl(s->ctl_fd, F_SETFL, O_NONBLOCK);
-    record_group(s);
     return TS_OK;
 }
 
-static int prepare_spool(struct noded *nd, struct nd_step *s, char *errbuf, size_t errlen)
+static int make_record(struct noded *nd, struct nd_step *s, int *recfd, char *errbuf,
+                       size_t errlen)
 {
-    snprintf(s->spool, sizeof(s->spool), "%s/step.%u.%u", nd->spool, s->job->id, s->step_id);
-    job_rm_tree(s->spool);
-    if (mkdir(s->spool, 0700) != 0) {
-        snprintf(errbuf, errlen, "cannot prepare %s: %s", s->spool, strerror(errno));
-        return TS_ESYS;
-    }
-    return TS_OK;
+    char name[48];
+    spool_step_name(s->job->id, s->step_id, name, sizeof(name));
+    int err = spool_record_make(nd, name, recfd);
+    if (err)
+        snprintf(errbuf, errlen, "cannot make the step's record: %s", ts_strerror(err));
+    return err;
 }
 
 int step_launch(struct noded *nd, const Tessera__StepLaunchRequest *req, uid_t uid,
@@ -343,13 +394,14 @@ int step_launch(struct noded *nd, const Tessera__StepLaunchRequest *req, uid_t u
         snprintf(errbuf, errlen, "job %u is ending here", j->id);
         err = TS_EALREADY_DONE;
     }
-    if (!err)
-        err = prepare_spool(nd, s, errbuf, errlen);
-    if (!err)
-        err = start_stepd(nd, s, req, errbuf, errlen);
+    int recfd = -1;
+    if (!err && !(err = make_record(nd, s, &recfd, errbuf, errlen))) {
+        err = start_stepd(nd, s, req, recfd, errbuf, errlen);
+        close(recfd);
+    }
     if (err) {
-        if (s->spool[0])
-            job_rm_tree(s->spool);
+        if (recfd >= 0)
+            remove_record(nd, j->id, s->step_id);
         free(s);
         job_maybe_done(nd, j);
     } else {
@@ -374,7 +426,7 @@ void step_signal_all(struct noded *nd, struct nd_job *j, int signo)
 static void step_kill_wait_over(struct loop *loop, struct loop_timer *t, void *arg)
 {
     struct nd_step *s = arg;
-    s->kill_timer = NULL;
+    deadline_fired(&s->kill_after);
     log_warn("step %u.%u: its daemon did not end its tasks; killing the group", s->job->id,
              s->step_id);
     kill(-s->pid, SIGKILL);
@@ -382,17 +434,19 @@ static void step_kill_wait_over(struct loop *loop, struct loop_timer *t, void *a
 
 void step_terminate(struct noded *nd, struct nd_step *s, unsigned kill_wait)
 {
-    if (s->terminating)
-        return;
-    s->terminating = 1;
-    kill(-s->pid, SIGCONT); /* a suspended step must be able to act on SIGTERM */
-    kill(-s->pid, SIGTERM);
+    if (!s->terminating) {
+        kill(-s->pid, SIGCONT); /* a suspended step must be able to act on SIGTERM */
+        kill(-s->pid, SIGTERM);
+    }
+    /* the step daemon's own deadline: it shortens an earlier one, as this one does */
     char msg[32];
     int n = snprintf(msg, sizeof(msg), "T%u\n", kill_wait);
     if (s->ctl_fd < 0 || write(s->ctl_fd, msg, (size_t)n) != n)
         kill(-s->pid, SIGKILL); /* no way to ask: end it now */
-    s->kill_timer = loop_timer_add(nd->loop, (uint64_t)kill_wait * 1000 * 2 + 5000, 0,
-                                   step_kill_wait_over, s);
+    s->terminating = 1;
+    uint64_t backstop = (uint64_t)kill_wait * 1000 * 2 + 5000;
+    if (deadline_at_most(nd->loop, &s->kill_after, backstop, step_kill_wait_over, s) < 0)
+        kill(-s->pid, SIGKILL);
 }
 
 int step_signal(struct noded *nd, const Tessera__StepSignalRequest *req, uid_t uid)
@@ -403,12 +457,34 @@ int step_signal(struct noded *nd, const Tessera__StepSignalRequest *req, uid_t u
         s = s->next;
     if (!s)
         return TS_OK; /* it ended here already */
-    if (uid != 0 && uid != nd->conf->slurm_user_uid && uid != s->uid)
+    int privileged = uid == 0 || uid == nd->conf->slurm_user_uid;
+    if (!privileged && uid != s->uid)
         return TS_EPERM;
     if (!req->terminate) {
         kill(-s->pid, (int)req->signal);
         return TS_OK;
     }
-    step_terminate(nd, s, req->kill_wait);
+    /* a user's own wait would let them outlast scancel and their time limit */
+    step_terminate(nd, s, privileged ? req->kill_wait : nd->conf->kill_wait);
     return TS_OK;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* an earlier life's steps */
+
+void step_recover(struct noded *nd, uint32_t job_id, uint32_t step_id, int recfd)
+{
+    struct spool_proc p;
+    struct stepstatus st = {.status = SIGKILL};
+    /* a step daemon is ours (our uid), and killed only while still the process recorded */
+    if (spool_proc_read(recfd, &p) == TS_OK && p.uid == getuid() &&
+        spool_proc_signal_group(&p, SIGKILL))
+        log_info("step %u.%u: killed what an earlier daemon left (step daemon %d)", job_id,
+                 step_id, (int)p.pid);
+    else if (stepstatus_read_at(recfd, "status", &st) != TS_OK)
+        st = (struct stepstatus){.status = SIGKILL};
+    else
+        log_info("step %u.%u: ended while the daemon was down", job_id, step_id);
+    report_step_end(nd, job_id, step_id, st.status, st.has_usage ? &st.usage : NULL);
+    remove_record(nd, job_id, step_id);
 }

@@ -35,10 +35,10 @@ static void write_status(struct stepd *sd)
         if (t->exited)
             stepstatus_add_task(&st, t->status, t->pid > 0 ? &t->usage : NULL, t->rank);
     }
-    char path[1024];
-    snprintf(path, sizeof(path), "%s/status", sd->spool);
-    if (stepstatus_write(path, &st) != TS_OK)
-        log_warn("cannot write %s: %s", path, strerror(errno));
+    if (stepstatus_write_at(sd->record_fd, "status", &st) == TS_OK)
+        sd->status_written = 1;
+    else
+        log_warn("cannot write the step's status: %s", strerror(errno));
 }
 
 static int all_exited(const struct stepd *sd)
@@ -93,32 +93,51 @@ static void task_exited(struct loop *loop, pid_t pid, int status, const struct r
     stepd_check_done(sd);
 }
 
-/* The node daemon's "T<kill_wait>" on standard input: the step is being ended. SIGTERM
- * has gone to the whole group; the tasks still there after KillWait get SIGKILL, one by
- * one, so that this daemon lives on to report their ends. */
+/* The node daemon's "T<kill_wait>" lines on standard input: the step is being ended.
+ * SIGTERM has gone to the whole group; the tasks still there after KillWait get SIGKILL,
+ * one by one, so that this daemon lives on to report their ends. A later line with a
+ * shorter wait brings that forward (never back). */
 static void kill_wait_over(struct loop *loop, struct loop_timer *t, void *arg)
 {
     struct stepd *sd = arg;
-    sd->kill_timer = NULL;
+    deadline_fired(&sd->kill_after);
     for (size_t i = 0; i < sd->ntasks; i++)
         if (!sd->tasks[i].exited && sd->tasks[i].pid > 0)
             kill(sd->tasks[i].pid, SIGKILL);
 }
 
+static void control_line(struct stepd *sd, const char *line)
+{
+    if (line[0] != 'T')
+        return;
+    unsigned long wait = strtoul(line + 1, NULL, 10);
+    if (wait > UINT32_MAX)
+        wait = UINT32_MAX;
+    if (deadline_at_most(sd->loop, &sd->kill_after, (uint64_t)wait * 1000, kill_wait_over,
+                         sd) < 0)
+        kill_wait_over(sd->loop, NULL, sd); /* no timer: no waiting either */
+}
+
 static void control_readable(struct loop *loop, int fd, unsigned events, void *arg)
 {
     struct stepd *sd = arg;
-    char buf[64];
-    ssize_t n = read(fd, buf, sizeof(buf) - 1);
+    ssize_t n = read(fd, sd->ctl_buf + sd->ctl_len, sizeof(sd->ctl_buf) - 1 - sd->ctl_len);
     if (n <= 0) { /* the node daemon is gone (a restart kills us anyway) */
         loop_fd_remove(loop, fd);
         return;
     }
-    buf[n] = '\0';
-    if (buf[0] != 'T' || sd->kill_timer)
-        return;
-    unsigned long wait = strtoul(buf + 1, NULL, 10);
-    sd->kill_timer = loop_timer_add(loop, (uint64_t)wait * 1000, 0, kill_wait_over, sd);
+    sd->ctl_len += (size_t)n;
+    sd->ctl_buf[sd->ctl_len] = '\0';
+    char *line = sd->ctl_buf, *nl;
+    while ((nl = strchr(line, '\n'))) {
+        *nl = '\0';
+        control_line(sd, line);
+        line = nl + 1;
+    }
+    sd->ctl_len = strlen(line);
+    if (sd->ctl_len == sizeof(sd->ctl_buf) - 1)
+        sd->ctl_len = 0; /* no line is that long: drop it */
+    memmove(sd->ctl_buf, line, sd->ctl_len);
 }
 
 /* The step's signals reach this daemon too (its tasks are in its group): noted, not
@@ -333,8 +352,7 @@ int stepd_start(struct stepd *sd, char *errbuf, size_t errlen)
 
 void stepd_stop(struct stepd *sd)
 {
-    loop_timer_cancel(sd->loop, sd->kill_timer);
-    sd->kill_timer = NULL;
+    deadline_cancel(sd->loop, &sd->kill_after);
     loop_fd_remove(sd->loop, 0);
     stepd_io_stop(sd);
     pmi_destroy(sd->pmi);

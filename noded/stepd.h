@@ -3,8 +3,10 @@
  * tasks of this node as their user, forwards their output to srun and srun's input to
  * task 0, serves PMI-1 to them (noded/pmi.c) with barriers gathered through srun, tells
  * srun how each task ended, and exits once everything is delivered, leaving the worst
- * task status and what the tasks used in its spool folder for the node daemon's report
- * (noded/stepstatus.h, docs/steps.md).
+ * task status and what the tasks used in its record folder for the node daemon's report
+ * (noded/stepstatus.h, noded/spool.h, docs/steps.md); having written it, it kills its
+ * process group (itself included), so what the tasks left ends with the step even when
+ * the node daemon is down.
  *
  * Every task is in the step daemon's process group, so a signal to the step reaches all
  * of them; the daemon itself only takes note of such signals (it must outlive its tasks
@@ -12,6 +14,8 @@
  */
 #ifndef TESSERA_NODED_STEPD_H
 #define TESSERA_NODED_STEPD_H
+
+#include "noded/deadline.h"
 
 #include "tessera.pb-c.h"
 
@@ -36,7 +40,8 @@ struct sd_task {
     struct rusage usage;       /* as wait4 measured it at the exit (zero: never started) */
     char **env;                /* prepared before the fork */
     char **argv;               /* NULL-terminated (the message's array is not) */
-    char *exe;                 /* the program's resolved path */
+    const char *search;        /* where to look for a program named without a '/': the
+                                * task's PATH (points into env), searched as the user */
     char *out_path, *err_path, *in_path;  /* files instead of srun ("" none) */
 };
 
@@ -50,7 +55,8 @@ struct stepd {
     struct loop *loop;
     struct conf *conf;
     const char *node;
-    const char *spool;
+    int record_fd;             /* its record folder in the node daemon's state */
+    int status_written;        /* the status is in the record: the group may go */
     Tessera__StepLaunchRequest *launch;
     Tessera__StepLayout *layout;
     size_t node_index;
@@ -75,7 +81,9 @@ struct stepd {
     int in_polling;
 
     int finished;
-    struct loop_timer *kill_timer; /* terminate: SIGKILL to the tasks left after KillWait */
+    struct deadline kill_after; /* terminate: SIGKILL to the tasks left after KillWait */
+    char ctl_buf[64];           /* the node daemon's "T<wait>" lines, a partial one kept */
+    size_t ctl_len;
 };
 
 /* noded/stepd.c */

@@ -1,6 +1,7 @@
-/* tessera-stepd -f CONF -N NODE -s SPOOLDIR: started by tessera-noded for one step, the
- * launch on standard input (a 4-byte big-endian length and a packed StepLaunchRequest
- * whose credential the node daemon has checked). Not meant to be run by hand.
+/* tessera-stepd -f CONF -N NODE -r FD: started by tessera-noded for one step, the launch
+ * on standard input (a 4-byte big-endian length and a packed StepLaunchRequest whose
+ * credential the node daemon has checked), its record folder (noded/spool.h) open at
+ * descriptor FD. Not meant to be run by hand.
  */
 #include "noded/stepd.h"
 
@@ -11,6 +12,8 @@
 #include "common/loop.h"
 
 #include <errno.h>
+#include <fcntl.h>
+#include <signal.h>
 #include <getopt.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -76,21 +79,23 @@ static int setup_logging(const struct conf *conf, const char *node)
 
 int main(int argc, char **argv)
 {
-    const char *conf_path = NULL, *node = NULL, *spool = NULL;
+    const char *conf_path = NULL, *node = NULL;
+    int record_fd = -1;
     int opt;
-    while ((opt = getopt(argc, argv, "f:N:s:")) != -1) {
+    while ((opt = getopt(argc, argv, "f:N:r:")) != -1) {
         switch (opt) {
         case 'f': conf_path = optarg; break;
         case 'N': node = optarg; break;
-        case 's': spool = optarg; break;
+        case 'r': record_fd = atoi(optarg); break;
         default: return 2;
         }
     }
-    if (!conf_path || !node || !spool) {
-        fprintf(stderr, "usage: tessera-stepd -f CONF -N NODE -s SPOOLDIR (started by tessera-noded)\n");
+    /* the folder is the node daemon's, root's: the tasks must not inherit it */
+    if (!conf_path || !node || record_fd < 3 || fcntl(record_fd, F_SETFD, FD_CLOEXEC) != 0) {
+        fprintf(stderr, "usage: tessera-stepd -f CONF -N NODE -r FD (started by tessera-noded)\n");
         return 2;
     }
-    struct stepd sd = {.node = node, .spool = spool};
+    struct stepd sd = {.node = node, .record_fd = record_fd};
     char errbuf[1024] = "";
     int err = conf_load(conf_path, &sd.conf, errbuf, sizeof(errbuf));
     if (err) {
@@ -123,5 +128,9 @@ int main(int argc, char **argv)
         tessera__step_launch_request__free_unpacked(sd.launch, NULL);
     conf_free(sd.conf);
     log_close();
+    /* the end is recorded: what the tasks left in the step's group goes with this daemon
+     * (it leads the group: the node daemon started it in a session of its own) */
+    if (sd.status_written && getpgrp() == getpid())
+        kill(0, SIGKILL);
     return err ? 1 : 0;
 }

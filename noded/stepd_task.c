@@ -29,28 +29,12 @@ static const char *env_get(char *const *env, const char *name)
     return NULL;
 }
 
-/* The program as the task's PATH finds it (execvp would search the daemon's). */
-static char *resolve_exe(const char *prog, char *const *env)
+/* The task's PATH (execvp would search the daemon's), searched by the task's process once
+ * it is the user: root never probes the user's folders. */
+static const char *search_path(char *const *env)
 {
-    if (strchr(prog, '/'))
-        return strdup(prog);
     const char *path = env_get(env, "PATH");
-    if (!path)
-        path = "/usr/local/bin:/usr/bin:/bin";
-    for (const char *p = path; *p;) {
-        size_t len = strcspn(p, ":");
-        char cand[4096];
-        if (len == 0)
-            snprintf(cand, sizeof(cand), "./%s", prog);
-        else
-            snprintf(cand, sizeof(cand), "%.*s/%s", (int)len, p, prog);
-        if (access(cand, X_OK) == 0)
-            return strdup(cand);
-        p += len;
-        if (*p == ':')
-            p++;
-    }
-    return strdup(prog); /* not found: exec fails and says so in the task's output */
+    return path ? path : "/usr/local/bin:/usr/bin:/bin";
 }
 
 /* srun's file patterns: %t task rank, %n node index in the step, %N node name, %j job id,
@@ -119,6 +103,54 @@ int stepd_tasks_prepare(struct stepd *sd, char *errbuf, size_t errlen)
 
 /* ------------------------------------------------------------------------------------ */
 /* fork and exec */
+
+/* exec the task's program, found as the user finds it: a name with a '/' as it is, else
+ * each folder of search in turn ("" is the working folder), then the working folder.
+ * Returns only on failure, with
+ * errno: EACCES when a candidate was there but could not be run, else what the last try
+ * said (ENOENT when nothing was found). System calls only: this runs between fork and
+ * exec. */
+static void exec_searched(const char *prog, char *const argv[], char *const env[],
+                          const char *search)
+{
+    if (strchr(prog, '/')) {
+        execve(prog, argv, env);
+        return;
+    }
+    size_t plen = strlen(prog);
+    int denied = 0, last = ENOENT;
+    for (const char *p = search;; p++) {
+        const char *end = strchr(p, ':');
+        size_t len = end ? (size_t)(end - p) : strlen(p);
+        char cand[4096];
+        if (len + plen + 3 <= sizeof(cand)) {
+            if (len == 0) {
+                memcpy(cand, "./", 2);
+                len = 2;
+            } else {
+                memcpy(cand, p, len);
+                cand[len++] = '/';
+            }
+            memcpy(cand + len, prog, plen + 1);
+            execve(cand, argv, env);
+            if (errno == EACCES)
+                denied = 1;
+            else if (errno != ENOENT && errno != ENOTDIR && errno != ELOOP &&
+                     errno != ENAMETOOLONG)
+                return; /* found, but it cannot run (ENOEXEC, E2BIG...): say so */
+            last = errno;
+        }
+        if (!end)
+            break;
+        p = end;
+    }
+    execve(prog, argv, env); /* the working folder last, as Slurm's srun searches */
+    if (errno == EACCES)
+        denied = 1;
+    else if (errno != ENOENT && errno != ENOTDIR)
+        return;
+    errno = denied ? EACCES : (last == ENOTDIR || last == ELOOP ? ENOENT : last);
+}
 
 struct identity {
     uid_t uid;
@@ -200,7 +232,7 @@ __attribute__((noreturn)) static void child_exec(const struct stepd *sd, const s
         if (chdir("/tmp") != 0)
             _exit(1);
     }
-    execve(t->exe, t->argv, t->env);
+    exec_searched(t->argv[0], t->argv, t->env, t->search);
     /* as Slurm's: the task exits 2 (ENOENT) or 126 and says why */
     child_fail("execve()", strerror(errno), errno == ENOENT ? 2 : 126);
 }
@@ -255,7 +287,8 @@ int stepd_tasks_start(struct stepd *sd, const int *pmi_fds, char *errbuf, size_t
     char **base = calloc(lr->n_env + 1, sizeof(char *));
     if (!base)
         return TS_ENOMEM;
-    memcpy(base, lr->env, lr->n_env * sizeof(char *));
+    if (lr->n_env)
+        memcpy(base, lr->env, lr->n_env * sizeof(char *));
     int err = start_all(sd, &id, base, pmi_fds, errbuf, errlen);
     free(base);
     return err;
@@ -274,9 +307,9 @@ static int start_all(struct stepd *sd, const struct identity *idp, char **base,
         if (!t->env)
             return TS_ENOMEM;
         const Tessera__StepLaunchComponent *lc = sd->launch->components[t->comp];
-        t->exe = resolve_exe(lc->argv[0], t->env);
+        t->search = search_path(t->env);
         t->argv = calloc(lc->n_argv + 1, sizeof(char *));
-        if (!t->exe || !t->argv)
+        if (!t->argv)
             return TS_ENOMEM;
         for (size_t k = 0; k < lc->n_argv; k++)
             t->argv[k] = lc->argv[k];
@@ -304,7 +337,6 @@ void stepd_tasks_free(struct stepd *sd)
     for (size_t i = 0; i < sd->ntasks; i++) {
         struct sd_task *t = &sd->tasks[i];
         stepenv_free(t->env);
-        free(t->exe);
         free(t->argv);
         free(t->out_path);
         free(t->err_path);

@@ -3,9 +3,9 @@
 #include "noded/stepstatus.h"
 
 #include "common/errors.h"
+#include "common/safefs.h"
 
 #include <errno.h>
-#include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -49,18 +49,64 @@ void stepstatus_add_task(struct stepstatus *st, int status, const struct rusage 
     st->has_usage = 1;
 }
 
+/* Text into a buffer with snprintf's contract (need counts everything; buf holds what
+ * fits, terminated), from system-call-free code: the batch script's waiter formats its
+ * status between fork and exit, where stdio is unsafe (noded/job.c). */
+struct sink {
+    char *buf;
+    size_t len, need;
+};
+
+static void put_char(struct sink *s, char c)
+{
+    if (s->need + 1 < s->len)
+        s->buf[s->need] = c;
+    s->need++;
+}
+
+static void put_str(struct sink *s, const char *text)
+{
+    while (*text)
+        put_char(s, *text++);
+}
+
+static void put_u64(struct sink *s, uint64_t v)
+{
+    char digits[20];
+    int n = 0;
+    do {
+        digits[n++] = (char)('0' + v % 10);
+        v /= 10;
+    } while (v);
+    while (n)
+        put_char(s, digits[--n]);
+}
+
+static void put_line(struct sink *s, const char *key, uint64_t v)
+{
+    put_str(s, key);
+    put_char(s, ' ');
+    put_u64(s, v);
+    put_char(s, '\n');
+}
+
 size_t stepstatus_format(const struct stepstatus *st, char *buf, size_t len)
 {
-    int n;
-    if (st->has_usage)
-        n = snprintf(buf, len,
-                     "status %d\nuser_usec %" PRIu64 "\nsys_usec %" PRIu64
-                     "\nmax_rss_kb %" PRIu64 "\nmax_rss_task %" PRIu32 "\n",
-                     st->status, st->usage.user_usec, st->usage.sys_usec,
-                     st->usage.max_rss_kb, st->usage.max_rss_task);
-    else
-        n = snprintf(buf, len, "status %d\n", st->status);
-    return n < 0 ? 0 : (size_t)n;
+    struct sink s = {.buf = buf, .len = len};
+    put_str(&s, "status ");
+    if (st->status < 0)
+        put_char(&s, '-');
+    put_u64(&s, st->status < 0 ? (uint64_t)(-(int64_t)st->status) : (uint64_t)st->status);
+    put_char(&s, '\n');
+    if (st->has_usage) {
+        put_line(&s, "user_usec", st->usage.user_usec);
+        put_line(&s, "sys_usec", st->usage.sys_usec);
+        put_line(&s, "max_rss_kb", st->usage.max_rss_kb);
+        put_line(&s, "max_rss_task", st->usage.max_rss_task);
+    }
+    if (len)
+        buf[s.need < len ? s.need : len - 1] = '\0';
+    return s.need;
 }
 
 static int parse_u64(const char *s, uint64_t max, uint64_t *out)
@@ -134,40 +180,22 @@ int stepstatus_parse(const char *text, struct stepstatus *st)
     return TS_OK;
 }
 
-int stepstatus_write(const char *path, const struct stepstatus *st)
+int stepstatus_write_at(int dirfd, const char *name, const struct stepstatus *st)
 {
     char text[256];
     size_t n = stepstatus_format(st, text, sizeof(text));
     if (n >= sizeof(text))
         return TS_ETOOBIG;
-    /* written aside and renamed into place: a reader sees the whole file or none */
-    char tmp[1100];
-    if ((size_t)snprintf(tmp, sizeof(tmp), "%s.tmp", path) >= sizeof(tmp))
-        return TS_ETOOBIG;
-    FILE *f = fopen(tmp, "we");
-    if (!f)
-        return TS_ESYS;
-    int ok = fwrite(text, 1, n, f) == n;
-    if (fclose(f) != 0)
-        ok = 0;
-    if (ok && rename(tmp, path) != 0)
-        ok = 0;
-    if (!ok)
-        unlink(tmp);
-    return ok ? TS_OK : TS_ESYS;
+    /* a reader sees the whole file or none */
+    return safefs_write_atomic(dirfd, name, text, n, 0600);
 }
 
-int stepstatus_read(const char *path, struct stepstatus *st)
+int stepstatus_read_at(int dirfd, const char *name, struct stepstatus *st)
 {
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return errno == ENOENT ? TS_ENOENT : TS_ESYS;
     char text[1024];
-    size_t n = fread(text, 1, sizeof(text) - 1, f);
-    int failed = ferror(f);
-    fclose(f);
-    if (failed)
-        return TS_ESYS;
-    text[n] = '\0';
-    return stepstatus_parse(text, st);
+    size_t n;
+    int err = safefs_read_small(dirfd, name, text, sizeof(text), &n);
+    if (err == TS_ETOOBIG || err == TS_EPERM)
+        return TS_EINVAL;
+    return err ? err : stepstatus_parse(text, st);
 }

@@ -47,15 +47,16 @@ void stepstatus_add_task(struct stepstatus *st, int status, const struct rusage 
                          uint32_t rank);
 
 /* The file's text into buf (always terminated); returns the length it needs, as snprintf
- * does. */
+ * does. Async-signal-safe (no stdio, no allocation). */
 size_t stepstatus_format(const struct stepstatus *st, char *buf, size_t len);
 /* Parse the file's text: TS_OK, or TS_EINVAL when "status" is missing or a value is not
  * a number (st is then left as it was). */
 int stepstatus_parse(const char *text, struct stepstatus *st);
 
-/* Write and read the file at path: TS_OK; TS_ENOENT (read: no file), TS_ESYS (errno
- * says why), TS_ETOOBIG (write), TS_EINVAL (read: not such a file). */
-int stepstatus_write(const char *path, const struct stepstatus *st);
-int stepstatus_read(const char *path, struct stepstatus *st);
+/* Write and read the file name in the folder dirfd (never through a link; written
+ * atomically; the write is async-signal-safe): TS_OK; TS_ENOENT (read: no file), TS_ESYS
+ * (errno says why), TS_ETOOBIG (write), TS_EINVAL (read: not such a file). */
+int stepstatus_write_at(int dirfd, const char *name, const struct stepstatus *st);
+int stepstatus_read_at(int dirfd, const char *name, struct stepstatus *st);
 
 #endif

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 
 struct result {
@@ -157,5 +158,62 @@ static inline void cmdcheck_wait_for(struct harness_cluster *c, unsigned id, con
              reason, want);
 }
 #define wait_for(id, format, want, seconds) cmdcheck_wait_for(&cluster, id, format, want, seconds)
+
+/* "sbatch --parsable -D dir -w node --wrap script" as uid, which must succeed; the id. */
+static inline unsigned cmdcheck_submit_as(struct harness_cluster *c, uid_t uid, const char *dir,
+                                          const char *node, const char *script)
+{
+    const char *args[] = {"--parsable", "-D", dir, "-w", node, "--wrap", script, NULL};
+    char *out = NULL, *err = NULL;
+    int rc = harness_cmd_as(c, uid, "sbatch", args, &out, &err);
+    if (rc != 0)
+        fail_msg("sbatch as uid %u failed (%d): %s", (unsigned)uid, rc, err);
+    unsigned id = (unsigned)strtoul(out, NULL, 10);
+    free(out);
+    free(err);
+    return id;
+}
+/* SUBMIT_AS(uid, node, script) in a file with `static char outdir[]`. */
+#define SUBMIT_AS(uid, node, script) cmdcheck_submit_as(&cluster, uid, outdir, node, script)
+
+/* The job's output file dir/slurm-ID.out once it holds want (up to seconds); malloc'd. */
+static inline char *cmdcheck_output_with(const char *dir, unsigned id, const char *want,
+                                         int seconds)
+{
+    char path[700];
+    snprintf(path, sizeof(path), "%s/slurm-%u.out", dir, id);
+    char *text = NULL;
+    for (int i = 0; i < seconds * 10; i++) {
+        free(text);
+        text = harness_read_file(path);
+        if (text && strstr(text, want))
+            return text;
+        usleep(100000);
+    }
+    fail_msg("job %u: no '%s' in its output:\n%s", id, want, text ? text : "(none)");
+    return NULL;
+}
+#define output_with(id, want, seconds) cmdcheck_output_with(outdir, id, want, seconds)
+
+/* pgrep -f pattern: 1 when a process matches, 0 when none does (pgrep failing counts as
+ * a match: a process is never taken for gone without being told so). */
+static inline int cmdcheck_process_running(const char *pattern)
+{
+    char *argv[] = {(char *)"/usr/bin/pgrep", (char *)"-f", (char *)pattern, NULL};
+    return harness_run(argv, NULL, NULL, NULL, 5000) != 1;
+}
+
+/* Wait (up to seconds of wall time) until no process matches pattern. */
+static inline void cmdcheck_expect_no_process(const char *pattern, int seconds)
+{
+    struct timespec start, now;
+    clock_gettime(CLOCK_MONOTONIC, &start);
+    while (cmdcheck_process_running(pattern)) {
+        clock_gettime(CLOCK_MONOTONIC, &now);
+        if (now.tv_sec - start.tv_sec > seconds)
+            fail_msg("a process '%s' is still running after %d s", pattern, seconds);
+        usleep(100000);
+    }
+}
 
 #endif

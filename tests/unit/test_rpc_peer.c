@@ -357,6 +357,54 @@ static void test_idle_close(void **state)
     server_stop(s);
 }
 
+/* on_lost: an idle line the server closes is reported (after the waiting calls' own
+ * callbacks when there are some); a refused connect or rpc_peer_destroy is not. */
+static int lost_count, lost_err;
+static void on_lost(void *arg, int err)
+{
+    lost_count++;
+    lost_err = err;
+}
+
+static void test_idle_line_lost(void **state)
+{
+    struct server *s = server_start(0);
+    uint16_t port = s->port;
+    struct loop *loop = loop_create();
+    struct rpc_peer_config cfg = {.host = "127.0.0.1", .port = port, .munge_socket = munge.socket,
+                                  .server_uid = geteuid(), .target = NAME, .timeout_ms = 2000,
+                                  .on_lost = on_lost};
+    struct rpc_peer *p = NULL;
+    assert_int_equal(rpc_peer_create(loop, &cfg, &p), TS_OK);
+    lost_count = 0;
+    struct outcome a;
+    call(p, TESSERA__REQUEST__MSG_PING, &a);
+    run_until(loop, &a, 3000);
+    assert_int_equal(a.err, TS_OK);
+    assert_int_equal(lost_count, 0);
+    server_stop(s); /* nothing waits on the line */
+    for (int i = 0; i < 300 && lost_count == 0; i++)
+        loop_run_once(loop, 10);
+    assert_int_equal(lost_count, 1);
+    assert_int_equal(lost_err, TS_ECLOSED);
+    /* a connect that fails is no lost line */
+    struct outcome b;
+    call(p, TESSERA__REQUEST__MSG_PING, &b);
+    run_until(loop, &b, 3000);
+    assert_int_equal(b.err, TS_ECONNECT);
+    assert_int_equal(lost_count, 1);
+    /* up again, then destroyed: not reported */
+    s = server_start(port);
+    struct outcome c;
+    call(p, TESSERA__REQUEST__MSG_PING, &c);
+    run_until(loop, &c, 3000);
+    assert_int_equal(c.err, TS_OK);
+    rpc_peer_destroy(p);
+    assert_int_equal(lost_count, 1);
+    loop_destroy(loop);
+    server_stop(s);
+}
+
 static struct rpc_peer *self_destruct;
 static void destroy_in_callback(void *arg, int err, const Tessera__Response *resp)
 {
@@ -415,6 +463,7 @@ int main(void)
         cmocka_unit_test(test_timeout),
         cmocka_unit_test(test_held_call),
         cmocka_unit_test(test_server_goes_away),
+        cmocka_unit_test(test_idle_line_lost),
         cmocka_unit_test(test_destroy),
         cmocka_unit_test(test_large_first_call),
         cmocka_unit_test(test_idle_close),

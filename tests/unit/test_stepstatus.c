@@ -10,6 +10,7 @@
 #include "common/errors.h"
 #include "noded/stepstatus.h"
 
+#include <fcntl.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -136,17 +137,19 @@ static void test_file(void **state)
 {
     char dir[] = "/tmp/test_stepstatus.XXXXXX";
     assert_non_null(mkdtemp(dir));
+    int dfd = open(dir, O_RDONLY | O_DIRECTORY);
+    assert_true(dfd >= 0);
     char path[256];
     snprintf(path, sizeof(path), "%s/status", dir);
 
     struct stepstatus st;
-    assert_int_equal(stepstatus_read(path, &st), TS_ENOENT);
+    assert_int_equal(stepstatus_read_at(dfd, "status", &st), TS_ENOENT);
 
     struct stepstatus w = {0};
     struct rusage ru = ru_of(300000, 1000, 41000);
     stepstatus_add_task(&w, EXITED(1), &ru, 2);
-    assert_int_equal(stepstatus_write(path, &w), TS_OK);
-    assert_int_equal(stepstatus_read(path, &st), TS_OK);
+    assert_int_equal(stepstatus_write_at(dfd, "status", &w), TS_OK);
+    assert_int_equal(stepstatus_read_at(dfd, "status", &st), TS_OK);
     assert_int_equal(st.status, EXITED(1));
     assert_true(st.has_usage);
     assert_int_equal(st.usage.user_usec, 300000);
@@ -158,9 +161,15 @@ static void test_file(void **state)
     assert_non_null(f);
     fputs("garbage\n", f);
     fclose(f);
-    assert_int_equal(stepstatus_read(path, &st), TS_EINVAL);
+    assert_int_equal(stepstatus_read_at(dfd, "status", &st), TS_EINVAL);
+
+    /* a link in its place is not read through */
+    unlink(path);
+    assert_int_equal(symlink("/etc/hostname", path), 0);
+    assert_int_equal(stepstatus_read_at(dfd, "status", &st), TS_EINVAL);
 
     unlink(path);
+    close(dfd);
     rmdir(dir);
 }
 

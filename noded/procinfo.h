@@ -1,0 +1,29 @@
+/* What /proc says about a process: when it started (which tells it from a later process
+ * that got the same pid), its real uid, and its state. The node daemon checks both the
+ * start time and the owner it recorded at launch before it signals a process group that
+ * an earlier life of the daemon left (noded/spool.h).
+ */
+#ifndef TESSERA_NODED_PROCINFO_H
+#define TESSERA_NODED_PROCINFO_H
+
+#include <sys/types.h>
+
+struct procinfo {
+    unsigned long long start; /* clock ticks after boot (field 22 of /proc/PID/stat) */
+    uid_t uid;                /* the real uid ("Uid:" in /proc/PID/status) */
+    char state;               /* 'R', 'S', ..., 'Z' for a zombie */
+};
+
+/* TS_OK, TS_ENOENT when there is no such process, TS_EINVAL when /proc cannot be read
+ * as expected. Both files are read through one fd of /proc/PID, so they describe the
+ * same process even if the pid is reused meanwhile. */
+int procinfo_read(pid_t pid, struct procinfo *out);
+
+/* The start time of a process, 0 when it is gone. */
+unsigned long long procinfo_start_time(pid_t pid);
+
+/* 1 when pid is a live process (not a zombie) that started at start and whose real uid
+ * is uid. */
+int procinfo_matches(pid_t pid, unsigned long long start, uid_t uid);
+
+#endif
