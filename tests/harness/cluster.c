@@ -217,6 +217,15 @@ int harness_noded_stop(struct harness_cluster *c, int i, int sig)
     return status;
 }
 
+const char *harness_daemon_name(struct harness_cluster *c, uint16_t port, char *buf, size_t len)
+{
+    snprintf(buf, len, "%s", port == c->ctld_port ? HARNESS_CTLD_NAME : "");
+    for (int i = 0; i < HARNESS_MAX_NODES; i++)
+        if (port != c->ctld_port && c->nodes[i].port == port)
+            snprintf(buf, len, "itest/noded/%s", c->nodes[i].name);
+    return buf;
+}
+
 /* Nodes registered and responding, as the controller says. */
 static int nodes_up(struct harness_cluster *c)
 {

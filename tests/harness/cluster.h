@@ -78,6 +78,11 @@ int harness_wait_nodes(struct harness_cluster *c, int count, int timeout_ms);
  * the test process, a child subreaper). */
 void harness_kill_leftovers(void);
 
+/* The name the daemon listening on port proves in credentials (rpc_conf.h):
+ * HARNESS_CTLD_NAME for the controller, "itest/noded/<node>" for a node daemon of this
+ * cluster; "" for any other port. buf holds at least 64 bytes. */
+const char *harness_daemon_name(struct harness_cluster *c, uint16_t port, char *buf, size_t len);
+
 /* The same with extra environment entries ("K=V", NULL-terminated). */
 int harness_cmd_full(struct harness_cluster *c, uid_t uid, const char *const extra_env[],
                      const char *cmd, const char *const args[], char **out, char **err);

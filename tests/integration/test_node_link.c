@@ -107,7 +107,7 @@ static int fake_start(void)
 {
     struct rpc_server_config cfg = {.host = "127.0.0.1", .port = cluster.ctld_port,
                                     .munge_socket = cluster.munge.socket, .uid = geteuid(),
-                                    .auth_threads = 1};
+                                    .identity = HARNESS_CTLD_NAME, .auth_threads = 1};
     fake.registered = 0;
     return rpc_server_create(fake.loop, &cfg, handlers, sizeof(handlers) / sizeof(handlers[0]),
                              NULL, &fake.srv) == TS_OK ? 0 : -1;
@@ -201,9 +201,11 @@ static void launch(uint32_t job_id, const char *body)
     Tessera__Request req = TESSERA__REQUEST__INIT;
     req.msg_case = TESSERA__REQUEST__MSG_BATCH_LAUNCH;
     req.batch_launch = &bl;
-    struct rpc_client_config cfg = {.host = "127.0.0.1", .port = cluster.nodes[0].port,
-                                    .munge_socket = cluster.munge.socket, .server_uid = 0,
-                                    .timeout_ms = 10000};
+    char name[64];
+    struct rpc_client_config cfg = {
+        .host = "127.0.0.1", .port = cluster.nodes[0].port, .munge_socket = cluster.munge.socket,
+        .server_uid = 0, .timeout_ms = 10000,
+        .target = harness_daemon_name(&cluster, cluster.nodes[0].port, name, sizeof(name))};
     struct rpc_client *cli = NULL;
     Tessera__Response *resp = NULL;
     assert_int_equal(rpc_client_connect(&cfg, &cli), TS_OK);

@@ -185,7 +185,7 @@ static void raw_child(int fd, uid_t uid, const Tessera__Request *req)
         _exit(2);
     struct rpc_client_config cfg = {.host = "127.0.0.1", .port = cluster.ctld_port,
                                     .munge_socket = cluster.munge.socket, .server_uid = 0,
-                                    .timeout_ms = 30000};
+                                    .target = HARNESS_CTLD_NAME, .timeout_ms = 30000};
     struct rpc_client *cli = NULL;
     Tessera__Response *resp = NULL;
     if (rpc_client_connect(&cfg, &cli) != TS_OK || rpc_client_call(cli, req, &resp) != TS_OK)

@@ -311,7 +311,8 @@ static int raw_submit_as_nobody(Tessera__JobDesc *desc, char *why, size_t whylen
             _exit(2);
         struct rpc_client_config cfg = {.host = "127.0.0.1", .port = cluster.ctld_port,
                                         .munge_socket = cluster.munge.socket,
-                                        .server_uid = controller_uid, .timeout_ms = 10000};
+                                        .server_uid = controller_uid,
+                                        .target = HARNESS_CTLD_NAME, .timeout_ms = 10000};
         struct rpc_client *cli = NULL;
         char line[600];
         int code = -1;

@@ -89,7 +89,7 @@ static Tessera__Response *call_as(uid_t uid, const Tessera__Request *req)
         struct rpc_client_config cfg = {.host = "127.0.0.1", .port = cluster.ctld_port,
                                         .munge_socket = cluster.munge.socket,
                                         .server_uid = server_uid,
-                                        .timeout_ms = 10000};
+                                        .target = HARNESS_CTLD_NAME, .timeout_ms = 10000};
         struct rpc_client *cli = NULL;
         Tessera__Response *resp = NULL;
         if (rpc_client_connect(&cfg, &cli) || rpc_client_call(cli, req, &resp))

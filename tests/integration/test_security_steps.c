@@ -65,8 +65,10 @@ static void cancel(unsigned id)
 static int call_root(uint16_t port, const Tessera__Request *req, char *text, size_t len,
                      Tessera__Response **keep)
 {
+    char name[64];
     struct rpc_client_config cfg = {.host = "127.0.0.1", .port = port,
                                     .munge_socket = cluster.munge.socket, .server_uid = 0,
+                                    .target = harness_daemon_name(&cluster, port, name, sizeof(name)),
                                     .timeout_ms = 10000};
     struct rpc_client *cli = NULL;
     Tessera__Response *resp = NULL;
