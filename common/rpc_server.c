@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/resource.h>
+#include <sys/ioctl.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -335,20 +336,38 @@ static unsigned unauth_cap(struct rpc_server *srv)
     return cap ? cap : 1;
 }
 
+/* Whether a handshake's first bytes wait in the kernel, not yet read: a client that sent
+ * its frame while the loop was busy elsewhere. */
+static int bytes_waiting(const struct conn *c)
+{
+    int n = 0;
+    return ioctl(c->fd, FIONREAD, &n) == 0 && n > 0;
+}
+
 /* The oldest connection still waiting for its first frame, from src when given, holding
  * buffered bytes when asked, other than spare. One accepted in this accept round is never
- * taken: it has not had a chance to be read yet. */
-static struct conn *oldest_handshake(struct rpc_server *srv, const uint8_t *src, size_t srclen,
-                                     int holding, const struct conn *spare)
+ * taken: it has not had a chance to be read yet. With quiet, one whose first bytes wait
+ * unread is not taken either: the silent ones, held open on purpose, go first. */
+static struct conn *oldest_in_queue(struct rpc_server *srv, const uint8_t *src, size_t srclen,
+                                    int holding, const struct conn *spare, int quiet)
 {
     for (struct conn *c = srv->queue_head; c; c = c->hnext) {
         if (c == spare || (holding && c->charged == 0) || c->round == srv->accept_round)
             continue;
         if (src && (c->srclen != srclen || memcmp(c->src, src, srclen) != 0))
             continue;
+        if (quiet && bytes_waiting(c))
+            continue;
         return c;
     }
     return NULL;
+}
+
+static struct conn *oldest_handshake(struct rpc_server *srv, const uint8_t *src, size_t srclen,
+                                     int holding, const struct conn *spare)
+{
+    struct conn *c = oldest_in_queue(srv, src, srclen, holding, spare, 1);
+    return c ? c : oldest_in_queue(srv, src, srclen, holding, spare, 0);
 }
 
 /* Drop victim for a newcomer. A client that authenticates spends milliseconds in the
