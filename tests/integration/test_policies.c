@@ -200,32 +200,37 @@ static void test_limits(void **state)
     if (orphan) {
         wait_for(orphan, "%T %r", "PENDING BadConstraints\n", 10);
     }
+    /* the test ends the jobs itself: no job's run time decides what the checks see */
     unsigned lim[3];
     for (int i = 0; i < 3; i++)
-        lim[i] = SUBMIT("-J", "lim", "-p", "lim", "-t", "1", "--wrap=sleep 2");
+        lim[i] = SUBMIT("-J", "lim", "-p", "lim", "-t", "1", "--wrap=sleep 300");
     wait_state(lim[0], "RUNNING\n", 20);
-    sleep(1);
-    char *t = query(lim[1], "%T %r");
-    assert_string_equal(t, "PENDING MaxUserRunningLimit\n");
-    free(t);
-    t = query(lim[2], "%T %r");
-    assert_string_equal(t, "PENDING MaxUserRunningLimit\n");
-    free(t);
+    wait_for(lim[1], "%T %r", "PENDING MaxUserRunningLimit\n", 10);
+    wait_for(lim[2], "%T %r", "PENDING MaxUserRunningLimit\n", 10);
     /* one at a time, all of them in the end */
-    wait_state(lim[2], "COMPLETED\n", 30);
+    cancel(lim[0]);
+    wait_state(lim[1], "RUNNING\n", 20);
+    char *t = query(lim[2], "%T %r");
+    assert_string_equal(t, "PENDING MaxUserRunningLimit\n");
+    free(t);
     char *start1 = query(lim[1], "%S"), *end0 = query(lim[0], "%e");
     assert_true(strcmp(start1, end0) >= 0);
     free(start1);
     free(end0);
+    cancel(lim[1]);
+    wait_state(lim[2], "RUNNING\n", 20);
+    cancel(lim[2]);
     /* the cluster runs two jobs at most, though four CPUs are free */
     unsigned all[3];
     for (int i = 0; i < 3; i++)
-        all[i] = SUBMIT("-J", "all", "-t", "1", "--wrap=sleep 3");
+        all[i] = SUBMIT("-J", "all", "-t", "1", "--wrap=sleep 300");
+    wait_state(all[0], "RUNNING\n", 20);
     wait_state(all[1], "RUNNING\n", 20);
-    t = query(all[2], "%T %r");
-    assert_string_equal(t, "PENDING MaxRunningLimit\n");
-    free(t);
-    wait_state(all[2], "COMPLETED\n", 30);
+    wait_for(all[2], "%T %r", "PENDING MaxRunningLimit\n", 10);
+    cancel(all[0]);
+    wait_state(all[2], "RUNNING\n", 20);
+    cancel(all[1]);
+    cancel(all[2]);
     /* ResourcesMax: one job asks too much; with it alone it also caps what all running
      * jobs hold together, until ResourcesAvailable gives more */
     reconfigure("ResourcesMax=cpus=2\n", "");

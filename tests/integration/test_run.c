@@ -225,27 +225,47 @@ static void test_het_all_or_nothing(void **state)
 }
 
 /* A wide job at the head is not overtaken by a stream of small jobs. */
+static void cancel(unsigned id)
+{
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", id);
+    struct result r = RUN("scancel", sid);
+    assert_int_equal(r.rc, 0);
+    result_free(&r);
+}
+
+/* The test frees nodes itself, one by one (no job's run time decides the order). */
 static void test_no_queue_jumping(void **state)
 {
     unsigned small[4];
     for (int i = 0; i < 4; i++)
-        small[i] = SUBMIT("-N1", "--exclusive", "--wrap=sleep 2");
+        small[i] = SUBMIT("-N1", "--exclusive", "--wrap=sleep 300");
     for (int i = 0; i < 4; i++)
         wait_for(small[i], "%T", "RUNNING\n", 20);
-    unsigned wide = SUBMIT("-N4", "--exclusive", "--wrap=sleep 1");
+    unsigned wide = SUBMIT("-N4", "--exclusive", "--wrap=sleep 300");
     unsigned later[3];
     for (int i = 0; i < 3; i++)
-        later[i] = SUBMIT("-N1", "--wrap=sleep 1");
-    /* as the small jobs end one by one, nodes free up that the later jobs could use:
-     * they wait behind the wide job all the same */
+        later[i] = SUBMIT("-N1", "--wrap=true");
     for (int i = 0; i < 3; i++)
         wait_for(later[i], "%T %r", "PENDING Priority\n", 10);
+    /* as the small jobs end one by one, nodes free up that the later jobs could use:
+     * they wait behind the wide job all the same */
+    for (int i = 0; i < 3; i++) {
+        cancel(small[i]);
+        wait_for(small[i], "%T", "CANCELLED\n", 20);
+        struct result r = RUN("scontrol", "schedule");
+        result_free(&r);
+        for (int k = 0; k < 3; k++)
+            wait_for(later[k], "%T %r", "PENDING Priority\n", 10);
+    }
+    cancel(small[3]);
     wait_for(wide, "%T", "RUNNING\n", 30);
     for (int i = 0; i < 3; i++) {
         char *st = query(later[i], "%T");
         assert_string_equal(st, "PENDING\n");
         free(st);
     }
+    cancel(wide);
     for (int i = 0; i < 3; i++)
         wait_for(later[i], "%T", "COMPLETED\n", 30);
 }

@@ -359,10 +359,18 @@ static void test_interrupts(void **state)
 static void test_step_daemon_killed(void **state)
 {
     (void)state;
-    struct result r = SALLOC_SH("srun -n1 sleep 20 & "
-                                "until pgrep -x tessera-stepd >/dev/null; do sleep 0.1; done; "
-                                "pkill -KILL -x tessera-stepd; wait $!; echo rc=$?",
-                                "-n1");
+    /* only this cluster's step daemons: children of its node daemons (other tests may run
+     * beside this one) */
+    char parents[128] = "", script[512];
+    for (int i = 0; i < NODES; i++)
+        snprintf(parents + strlen(parents), sizeof(parents) - strlen(parents), "%s%d",
+                 i ? "," : "", (int)cluster.nodes[i].pid);
+    snprintf(script, sizeof(script),
+             "srun -n1 sleep 20 & "
+             "until pgrep -x -P %s tessera-stepd >/dev/null; do sleep 0.1; done; "
+             "pkill -KILL -x -P %s tessera-stepd; wait $!; echo rc=$?",
+             parents, parents);
+    struct result r = SALLOC_SH(script, "-n1");
     expect_ok(&r);
     expect_line(r.out, "rc=1");
     assert_non_null(strstr(r.err, "ended without reporting"));
