@@ -460,6 +460,9 @@ static int read_iso(const char **p, struct stamp_words *w)
 static int read_us_date(const char **p, struct stamp_words *w)
 {
     const char *s = *p;
+    /* two digits first: only then is s[2] inside the string */
+    if (!is_digit(s[0]) || !is_digit(s[1]))
+        return TS_ETIMEFMT;
     char sep = s[2] == '/' || s[2] == '.' ? s[2] : '\0';
     int mo, d, yy;
 

@@ -343,6 +343,7 @@ static void test_timestamp_bad(void **state)
         "1969-12-31", "0000-01-01",  "now+99999999999999999999",       "now+1000000weeks",
         "now-100000days", "tomorrow+1", "noon+1hour", "now tomorrow", "12/25/",
         "-1",        "12",           "12345",          "10:00:00:00",   ":10",
+        "6",         "6 noon",
     };
 
     (void)state;
