@@ -5,6 +5,7 @@
 
 #include "common/conf.h"
 #include "common/errors.h"
+#include "common/hostlist.h"
 #include "common/jobfmt.h"
 #include "common/stepfmt.h"
 #include "common/jobid.h"
@@ -35,6 +36,7 @@ struct options {
     int steps;               /* -s: steps rather than jobs */
     struct cmd_list step_ids;    /* -s's list ("93.1", "93") */
     const char *format, *fields;
+    const char *nodelist;    /* -w: jobs on any of these nodes */
 };
 
 static int resolve_users(struct options *o)
@@ -110,6 +112,7 @@ static void usage(FILE *out)
                  "  -o, --format=format     columns as %%.18i %%.9P ... (see squeue(1))\n"
                  "  -O, --Format=fields     columns by name: JobID:10,Name,...\n"
                  "  -p, --partition=list    jobs in these partitions\n"
+                 "  -w, --nodelist=hosts    jobs on any of these nodes\n"
                  "  -s, --steps [list]      steps (\"93.1\", or every step of \"93\") instead of jobs\n"
                  "      --start             pending jobs by expected start time\n"
                  "  -t, --states=list       jobs in these states (or all)\n"
@@ -132,10 +135,11 @@ static int parse_options(int argc, char **argv, struct options *o)
         {"help", no_argument, NULL, OPT_HELP},    {"usage", no_argument, NULL, OPT_HELP},
         {"version", no_argument, NULL, 'V'},      {"all", no_argument, NULL, 'a'},
         {"steps", optional_argument, NULL, 's'},  {"start", no_argument, NULL, OPT_START},
+        {"partitions", required_argument, NULL, 'p'}, {"nodelist", required_argument, NULL, 'w'},
         {NULL, 0, NULL, 0},
     };
     int ch, err = 0;
-    while (!err && (ch = getopt_long(argc, argv, "j:u:p:t:n:ho:O:laVs::", longopts, NULL)) != -1) {
+    while (!err && (ch = getopt_long(argc, argv, "j:u:p:t:n:ho:O:laVs::w:", longopts, NULL)) != -1) {
         switch (ch) {
         case 's': /* Slurm takes the list as the next word too ("-s 93.1") */
             o->steps = 1;
@@ -149,6 +153,7 @@ static int parse_options(int argc, char **argv, struct options *o)
         case 'p': err = cmd_list_add_split(&o->partitions, optarg); break;
         case 't': err = cmd_list_add_split(&o->states_text, optarg); break;
         case 'n': err = cmd_list_add_split(&o->names, optarg); break;
+        case 'w': o->nodelist = optarg; break;
         case 'h': o->noheader = 1; break;
         case 'o': o->format = optarg; break;
         case 'O': o->fields = optarg; break;
@@ -168,6 +173,47 @@ static int parse_options(int argc, char **argv, struct options *o)
     return err;
 }
 
+/* -w names configured nodes only: Slurm's squeue says which name is not one. The list
+ * is the user's own, expanded here in their own process (the controller matches it
+ * without expanding). */
+static int check_nodes(struct ctl *ctl, const struct options *o)
+{
+    if (!o->nodelist)
+        return 0;
+    struct hostlist *wanted = NULL;
+    if (hostlist_expand(o->nodelist, &wanted) != TS_OK) {
+        fprintf(stderr, "%s: error: Invalid node name %s\n", PROG, o->nodelist);
+        return -1;
+    }
+    Tessera__NodeQueryRequest nq = TESSERA__NODE_QUERY_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_NODE_QUERY;
+    req.node_query = &nq;
+    Tessera__Response *resp = NULL;
+    int err = ctl_call_pages(ctl, &req, &resp);
+    if (!err && resp->error)
+        err = (int)resp->error->code;
+    int rc = 0;
+    if (err) {
+        fprintf(stderr, "slurm_load_node error: %s\n", ts_strerror(err));
+        rc = -1;
+    }
+    for (size_t i = 0; !rc && i < hostlist_count(wanted); i++) {
+        const char *name = hostlist_nth(wanted, i);
+        int known = 0;
+        for (size_t k = 0; !known && k < resp->node_query->n_nodes; k++)
+            known = !strcmp(resp->node_query->nodes[k]->name, name);
+        if (!known) {
+            fprintf(stderr, "%s: error: Invalid node name %s\n", PROG, name);
+            rc = -1;
+        }
+    }
+    if (resp)
+        tessera__response__free_unpacked(resp, NULL);
+    hostlist_destroy(wanted);
+    return rc;
+}
+
 static Tessera__Response *query(struct ctl *ctl, const struct options *o)
 {
     Tessera__JobQueryRequest q = TESSERA__JOB_QUERY_REQUEST__INIT;
@@ -182,6 +228,7 @@ static Tessera__Response *query(struct ctl *ctl, const struct options *o)
     q.all_states = o->all_states;
     q.names = o->names.items;
     q.n_names = o->names.n;
+    q.nodelist = (char *)o->nodelist;
     Tessera__Request req = TESSERA__REQUEST__INIT;
     req.msg_case = TESSERA__REQUEST__MSG_JOB_QUERY;
     req.job_query = &q;
@@ -327,7 +374,7 @@ int main(int argc, char **argv)
     int rc = 1;
     struct ctl ctl = {0};
     if (parse_options(argc, argv, &o) || check_ids(&o) || resolve_users(&o) ||
-        resolve_states(&o) || ctl_load_conf(&ctl, PROG, NULL))
+        resolve_states(&o) || ctl_load_conf(&ctl, PROG, NULL) || check_nodes(&ctl, &o))
         goto out;
     if (o.steps) {
         rc = show_steps(&ctl, &o);

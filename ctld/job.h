@@ -154,6 +154,7 @@ struct job_filter {
     int all_states;
     char *const *names;
     size_t nnames;
+    const struct hashmap *nodes; /* names of nodes: jobs allocated any of them (NULL: any) */
 };
 int job_filter_matches(const struct job_filter *f, const struct job *j);
 

@@ -13,6 +13,8 @@
 
 #include "common/conf.h"
 #include "common/errors.h"
+#include "common/hashmap.h"
+#include "common/hostlist.h"
 #include "common/jobid.h"
 #include "common/jobstate.h"
 #include "common/log.h"
@@ -328,6 +330,20 @@ static int has_string(char *const *list, size_t n, const char *s)
     return 0;
 }
 
+/* Whether the job's allocation has a node of the set (its own host list, made by the
+ * controller, so expanding it costs what the cluster has). */
+static int allocated_any(const Tessera__JobRecord *r, const struct hashmap *nodes)
+{
+    struct hostlist *hl = NULL;
+    if (!r->nodes || !*r->nodes || hostlist_expand(r->nodes, &hl) != TS_OK)
+        return 0;
+    int found = 0;
+    for (size_t i = 0; !found && i < hostlist_count(hl); i++)
+        found = hashmap_get_str(nodes, hostlist_nth(hl, i)) != NULL;
+    hostlist_destroy(hl);
+    return found;
+}
+
 int job_filter_matches(const struct job_filter *f, const struct job *j)
 {
     const Tessera__JobRecord *r = j->rec;
@@ -345,6 +361,8 @@ int job_filter_matches(const struct job_filter *f, const struct job *j)
     }
     if (ok && f->nnames)
         ok = has_string(f->names, f->nnames, r->desc->name);
+    if (ok && f->nodes)
+        ok = allocated_any(r, f->nodes);
     return ok;
 }
 

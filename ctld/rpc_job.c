@@ -3,6 +3,7 @@
 #include "ctld/ctld.h"
 #include "ctld/job.h"
 #include "ctld/job_private.h"
+#include "ctld/node.h"
 #include "ctld/sched.h"
 #include "ctld/rpc.h"
 #include "ctld/filter_submit.h"
@@ -192,19 +193,47 @@ static int select_add(struct selection *s, struct job *j)
     return hashmap_put_u32(s->seen, j->rec->job_id, j);
 }
 
-static struct job_filter query_filter(const Tessera__JobQueryRequest *q)
+static struct job_filter query_filter(const Tessera__JobQueryRequest *q,
+                                      const struct hashmap *nodes)
 {
     struct job_filter f = {.uids = q->user_ids, .nuids = q->n_user_ids,
                            .partitions = q->partitions, .npartitions = q->n_partitions,
                            .states = q->states, .nstates = q->n_states,
-                           .all_states = q->all_states, .names = q->names, .nnames = q->n_names};
+                           .all_states = q->all_states, .names = q->names, .nnames = q->n_names,
+                           .nodes = nodes};
     return f;
 }
 
-/* Jobs by the ids given (each as SPEC 1.2 says), then filtered. */
-static int select_by_ids(struct ctld *c, const Tessera__JobQueryRequest *q, struct selection *s)
+/* squeue -w: the configured nodes the list names, by name (matched, never expanded:
+ * ctld/node_match.c). A name that is no configured node is an error, as in Slurm. */
+static int query_nodes(struct ctld *c, const char *expr, struct hashmap **out)
 {
-    struct job_filter f = query_filter(q);
+    *out = NULL;
+    if (!expr || !*expr)
+        return TS_OK;
+    uint32_t *idx = NULL;
+    size_t n = 0;
+    int complete = 0;
+    int err = node_list_match(c, expr, &idx, &n, &complete);
+    if (!err && !complete)
+        err = TS_EINVALID_NODE_NAME;
+    if (!err && !(*out = hashmap_create()))
+        err = TS_ENOMEM;
+    for (size_t i = 0; !err && i < n; i++)
+        err = hashmap_put_str(*out, c->conf->nodes[idx[i]].name, (void *)1);
+    free(idx);
+    if (err) {
+        hashmap_destroy(*out);
+        *out = NULL;
+    }
+    return err;
+}
+
+/* Jobs by the ids given (each as SPEC 1.2 says), then filtered. */
+static int select_by_ids(struct ctld *c, const Tessera__JobQueryRequest *q,
+                         const struct job_filter *filter, struct selection *s)
+{
+    struct job_filter f = *filter;
     size_t resolved = 0;
     for (size_t i = 0; i < q->n_job_ids; i++) {
         struct job *found[128];
@@ -275,9 +304,12 @@ void ctld_handle_job_query(struct rpc_request *req, const Tessera__Request *msg,
     const Tessera__JobQueryRequest *q = msg->job_query;
     struct selection s = {.seen = hashmap_create()};
     int err = s.seen ? TS_OK : TS_ENOMEM;
-    struct job_filter f = query_filter(q);
+    struct hashmap *nodes = NULL;
+    if (!err)
+        err = query_nodes(c, q->nodelist, &nodes);
+    struct job_filter f = query_filter(q, nodes);
     if (!err && q->n_job_ids)
-        err = select_by_ids(c, q, &s);
+        err = select_by_ids(c, q, &f, &s);
     for (struct job *j = c->jobs.head; !err && !q->n_job_ids && j; j = j->next)
         if (j->rec->job_id > q->after_job_id && job_filter_matches(&f, j))
             err = select_add(&s, j);
@@ -305,6 +337,7 @@ void ctld_handle_job_query(struct rpc_request *req, const Tessera__Request *msg,
     job_public_free(pub);
     free(s.recs);
     hashmap_destroy(s.seen);
+    hashmap_destroy(nodes);
 }
 
 /* ------------------------------------------------------------------------------------ */

@@ -493,6 +493,35 @@ static void test_export_none_reaches_cluster(void **state)
     free(out);
 }
 
+/* squeue -w/--nodelist: jobs allocated any of the nodes named (pending ones have none);
+ * a name that is no node is Slurm's error. --partitions is -p. */
+static void test_squeue_by_node(void **state)
+{
+    unsigned on2 = SUBMIT("-w", "n2", "--wrap=sleep 300");
+    wait_for(on2, "%T", "RUNNING\n", 20);
+    unsigned held = SUBMIT("-H", "-w", "n2", "--wrap=true");
+    char want[64];
+    snprintf(want, sizeof(want), "%u\n", on2);
+    struct result r = RUN("squeue", "-h", "-o", "%i", "-w", "n2");
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.out, want);
+    result_free(&r);
+    r = RUN("squeue", "-h", "-o", "%i", "--nodelist=n[1-2]", "--partitions=debug");
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.out, want);
+    result_free(&r);
+    r = RUN("squeue", "-h", "-o", "%i", "-w", "n1");
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.out, "");
+    result_free(&r);
+    r = RUN("squeue", "-h", "-w", "n1,nosuch");
+    assert_int_equal(r.rc, 1);
+    assert_string_equal(r.err, "squeue: error: Invalid node name nosuch\n");
+    result_free(&r);
+    cancel(on2);
+    cancel(held);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -512,6 +541,7 @@ int main(void)
         cmocka_unit_test(test_reconfigure),
         cmocka_unit_test(test_sched_stats),
         cmocka_unit_test(test_export_none_reaches_cluster),
+        cmocka_unit_test(test_squeue_by_node),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
