@@ -674,6 +674,14 @@ static int cmd_show(struct scontrol *s, int argc, char **argv)
 {
     const char *entity = argv[1];
     const char *arg = argc > 2 ? argv[2] : NULL;
+    /* Slurm's other spelling: "show job=93", "show node=n1" */
+    char spelled[64];
+    const char *eq = strchr(entity, '=');
+    if (eq && !arg && (size_t)(eq - entity) < sizeof(spelled)) {
+        snprintf(spelled, sizeof(spelled), "%.*s", (int)(eq - entity), entity);
+        entity = spelled;
+        arg = eq + 1;
+    }
     if (!strcasecmp(entity, "config") || !strcasecmp(entity, "conf")) {
         if (arg) {
             fprintf(stderr, "too many arguments for keyword:show config\n");

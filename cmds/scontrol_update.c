@@ -235,7 +235,7 @@ enum update_parse scontrol_update_parse(int nwords, char **words, time_t now,
         }
         *eq = '\0';
         const char *key = words[i], *v = eq + 1;
-        if (!strcasecmp(key, "JobId")) {
+        if (!strcasecmp(key, "JobId") || !strcasecmp(key, "Job")) { /* Slurm takes both */
             *eq = '=';
             free(req->job_id);
             req->job_id = strdup(v);

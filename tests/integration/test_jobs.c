@@ -343,6 +343,15 @@ static void test_update_component_vs_all(void **state)
     expect(RUN("scontrol", "update", "jobid=123"), 1, "", "No changes specified\n");
     expect(RUN("scontrol", "update", "jobid=123", "timelimit=abc"), 1, "",
            "scontrol: error: Invalid TimeLimit value\n");
+    /* Slurm's other spellings: "update job=N", "show job=N" */
+    expect(RUN("scontrol", "update", "job=126", "timelimit=20"), 0, "", "");
+    struct result a = RUN("scontrol", "show", "job=123");
+    struct result b = RUN("scontrol", "show", "job", "123");
+    assert_int_equal(a.rc, 0);
+    assert_string_equal(a.out, b.out);
+    assert_non_null(strstr(a.out, "TimeLimit=00:20:00"));
+    result_free(&a);
+    result_free(&b);
 }
 
 /* SPEC 1.3: requeue, suspend, resume take the leader only; components fail and nothing

@@ -106,6 +106,10 @@ static void test_nodes_registered(void **state)
     assert_non_null(strstr(r.out, "State=IDLE"));
     assert_non_null(strstr(r.out, "CPUTot=4"));
     result_free(&r);
+    r = RUN("scontrol", "show", "node=n2"); /* Slurm's other spelling */
+    assert_int_equal(r.rc, 0);
+    assert_non_null(strstr(r.out, "NodeName=n2 "));
+    result_free(&r);
 }
 
 /* A two-component het job from "#SBATCH hetjob" runs, with SPEC 1.5's batch
