@@ -16,6 +16,7 @@
 #include "common/rpc_conf.h"
 #include "common/rpc_peer.h"
 #include "common/rpc_server.h"
+#include "common/steplayout.h"
 
 #include <arpa/inet.h>
 #include <errno.h>
@@ -45,6 +46,7 @@ struct rank_state {
 struct srun_step {
     const struct step_run_params *p;
     const Tessera__StepLayout *l;
+    uint32_t step_job_id;      /* with l->step_id, what names the step (steplayout.h) */
     struct loop *loop;
     struct rpc_server *server;
     char io_host[64];
@@ -199,9 +201,10 @@ static int from_step_daemon(struct srun_step *s, struct rpc_request *req)
     return 0;
 }
 
-static int ours(const struct srun_step *s, uint32_t job_id, uint32_t step_id)
+static int ours(const struct srun_step *s, uint32_t job_id, uint32_t step_job_id,
+                uint32_t step_id)
 {
-    return job_id == s->l->job_id && step_id == s->l->step_id;
+    return job_id == s->l->job_id && step_job_id == s->step_job_id && step_id == s->l->step_id;
 }
 
 static void respond_empty(struct rpc_request *req, Tessera__Response__MsgCase kind)
@@ -222,7 +225,7 @@ static void handle_io(struct rpc_request *req, const Tessera__Request *msg, void
     const Tessera__StepIoRequest *io = msg->step_io;
     if (!from_step_daemon(s, req))
         return;
-    if (!ours(s, io->job_id, io->step_id)) {
+    if (!ours(s, io->job_id, io->step_job_id, io->step_id)) {
         rpc_respond_error(req, TS_EINVAL, NULL);
         return;
     }
@@ -307,7 +310,7 @@ static void handle_task_exit(struct rpc_request *req, const Tessera__Request *ms
     const Tessera__StepTaskExitRequest *te = msg->step_task_exit;
     if (!from_step_daemon(s, req))
         return;
-    if (!ours(s, te->job_id, te->step_id)) {
+    if (!ours(s, te->job_id, te->step_job_id, te->step_id)) {
         rpc_respond_error(req, TS_EINVAL, NULL);
         return;
     }
@@ -382,7 +385,8 @@ static void handle_stdin(struct rpc_request *req, const Tessera__Request *msg, v
     struct srun_step *s = arg;
     if (!from_step_daemon(s, req))
         return;
-    if (!ours(s, msg->step_stdin->job_id, msg->step_stdin->step_id) || s->stdin_req) {
+    const Tessera__StepStdinRequest *si = msg->step_stdin;
+    if (!ours(s, si->job_id, si->step_job_id, si->step_id) || s->stdin_req) {
         rpc_respond_error(req, TS_EINVAL, NULL);
         return;
     }
@@ -482,7 +486,7 @@ static void handle_fence(struct rpc_request *req, const Tessera__Request *msg, v
     const Tessera__PmiFenceRequest *f = msg->pmi_fence;
     if (!from_step_daemon(s, req))
         return;
-    if (!ours(s, f->job_id, f->step_id) || f->seq != s->fence_seq ||
+    if (!ours(s, f->job_id, f->step_job_id, f->step_id) || f->seq != s->fence_seq ||
         s->nfence >= s->l->n_nodes) {
         rpc_respond_error(req, TS_EINVAL, "PMI barrier out of sequence");
         return;
@@ -534,9 +538,9 @@ static void on_interrupt(struct srun_step *s)
         char list[256];
         running_list(s, list, sizeof(list));
         srun_info(s, "interrupt (one more within 1 sec to abort)");
-        srun_info(s, "StepId=%u.%u task%s %s: running", s->l->job_id, s->l->step_id,
+        srun_info(s, "StepId=%u.%u task%s %s: running", s->step_job_id, s->l->step_id,
                   strpbrk(list, ",-") ? "s" : "", list);
-        srun_info(s, "sending Ctrl-C to StepId=%u.%u", s->l->job_id, s->l->step_id);
+        srun_info(s, "sending Ctrl-C to StepId=%u.%u", s->step_job_id, s->l->step_id);
         signal_step(s, SIGINT, 0);
         return;
     }
@@ -604,7 +608,7 @@ static void watch_fired(struct loop *loop, struct loop_timer *t, void *arg)
     if (s->watch_pending || s->finished)
         return;
     char id[32];
-    snprintf(id, sizeof(id), "%u.%u", s->l->job_id, s->l->step_id);
+    snprintf(id, sizeof(id), "%u.%u", s->step_job_id, s->l->step_id); /* this step alone */
     char *ids[] = {id};
     Tessera__StepQueryRequest q = TESSERA__STEP_QUERY_REQUEST__INIT;
     q.job_ids = ids;
@@ -657,6 +661,7 @@ static void signal_step(struct srun_step *s, int signo, int terminate)
         Tessera__StepSignalRequest sig = TESSERA__STEP_SIGNAL_REQUEST__INIT;
         sig.job_id = s->l->job_id;
         sig.step_id = s->l->step_id;
+        sig.step_job_id = s->step_job_id;
         sig.signal = (uint32_t)(signo ? signo : SIGTERM);
         sig.terminate = terminate;
         sig.kill_wait = s->p->conf->kill_wait;
@@ -679,7 +684,7 @@ static void launch_answered(void *arg, int err, const Tessera__Response *resp)
     const Tessera__StepLayoutNode *n = s->l->nodes[node];
     if (err || resp->error) {
         s->launched[node] = -1;
-        srun_error("Task launch for StepId=%u.%u failed on node %s: %s", s->l->job_id,
+        srun_error("Task launch for StepId=%u.%u failed on node %s: %s", s->step_job_id,
                    s->l->step_id, n->name,
                    err ? ts_strerror(err) : resp->error->text ? resp->error->text : "");
         s->launch_failed = 1;
@@ -810,7 +815,7 @@ static int setup(struct srun_step *s)
         .host = NULL,
         .port = 0,
         .uid = getuid(),
-        .identity = rpc_name_srun(s->p->conf, l->job_id, l->step_id, name, sizeof(name)),
+        .identity = rpc_name_srun(s->p->conf, s->step_job_id, l->step_id, name, sizeof(name)),
     };
     rpc_conf_server(s->p->conf, &cfg);
     cfg.auth_threads = 1;
@@ -859,7 +864,8 @@ static void teardown(struct srun_step *s)
 
 int step_run(const struct step_run_params *p)
 {
-    struct srun_step s = {.p = p, .l = p->step->layout};
+    struct srun_step s = {.p = p, .l = p->step->layout,
+                          .step_job_id = steplayout_step_job_id(p->step->layout)};
     if (!s.l || s.l->n_nodes == 0) {
         srun_error("the step has no nodes");
         return 1;

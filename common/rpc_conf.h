@@ -25,6 +25,8 @@ struct rpc_client_config;
 /* A name in buf (AUTH_TARGET_MAX bytes is enough for any); buf is returned. */
 const char *rpc_name_ctld(const struct conf *conf, char *buf, size_t len);
 const char *rpc_name_noded(const struct conf *conf, const char *node, char *buf, size_t len);
+/* srun's server for one step: job_id is the step's first component's own id, which names
+ * the step with step_id (steplayout_step_job_id), not the leader's. */
 const char *rpc_name_srun(const struct conf *conf, uint32_t job_id, uint32_t step_id, char *buf,
                           size_t len);
 

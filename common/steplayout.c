@@ -585,6 +585,7 @@ static int make_layout(const struct steplayout_input *in, struct comp *comps, si
     if (set_str(&l->user_name, in->user_name) != TS_OK ||
         set_str(&l->cluster, in->cluster) != TS_OK || add_components(l, comps, n) != TS_OK)
         return TS_ENOMEM;
+    l->step_job_id = steplayout_step_job_id(l);
     return add_nodes(l, comps, n, in, e);
 }
 
@@ -738,4 +739,11 @@ int steplayout_process_mapping(const Tessera__StepLayout *l, char *buf, size_t l
         return TS_ETOOBIG;
     }
     return TS_OK;
+}
+
+uint32_t steplayout_step_job_id(const Tessera__StepLayout *l)
+{
+    if (l->step_job_id)
+        return l->step_job_id;
+    return l->n_components ? l->components[0]->job_id : l->job_id;
 }

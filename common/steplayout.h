@@ -76,6 +76,13 @@ int steplayout_build(const struct steplayout_input *in, Tessera__StepLayout **ou
                      char *errbuf, size_t errlen);
 void steplayout_free(Tessera__StepLayout *l);   /* NULL ok */
 
+/* What names the step with its step_id: the own id of its first component (ascending
+ * offset). Every component counts its own step ids, so two steps of one job can share a
+ * step id (1721.1 on component 0, 1722.1 on component 1) but never this pair; the leader's
+ * id (job_id) names the job, not the step. Layouts signed by an older controller lack the
+ * field: it is then taken from the components. */
+uint32_t steplayout_step_job_id(const Tessera__StepLayout *l);
+
 /* MPICH's PMI_process_mapping value for the layout: "(vector,(0,2,2),(2,1,1))" when the
  * ranks on each node are one consecutive block and the nodes follow rank order (run-length
  * form of the counts), "(vector,(0,N,1))" when rank r is on node r mod N (MPICH repeats

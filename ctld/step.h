@@ -4,7 +4,9 @@
  *
  * A step over several components has one record per component, all with the same step
  * id, kept with the component (struct job) in step-id order and stored in the "steps"
- * database under the component's id and the step id.
+ * database under the component's id and the step id. What names the step is its first
+ * component's own id and its step id (StepRecord.step_job_id, step_id): every component
+ * counts its own step ids, so a step id alone may belong to several steps of one job.
  */
 #ifndef TESSERA_CTLD_STEP_H
 #define TESSERA_CTLD_STEP_H
@@ -54,8 +56,9 @@ void step_node_registered(struct ctld *c, const char *node, int64_t boot_time,
 /* The unit ended: steps still running end with it (CANCELLED). */
 void step_unit_ended(struct ctld *c, struct job *leader, time_t now);
 
-/* scancel JOB.STEP (text as typed: "93.2", "93+1.2"): signal, or with terminate stop it
- * and end it CANCELLED. Returns a ts_err. */
+/* scancel JOB.STEP (text as typed: "93.2", "93+1.2"; JOB names one component, a leader's
+ * own id component 0): signal the step that component's step id names, or with terminate
+ * stop it and end every record of it CANCELLED. Returns a ts_err. */
 int step_action(struct ctld *c, const char *text, uid_t uid, int signo, int terminate);
 
 /* Records matching the query (owned by the controller; valid until the loop goes on). */

@@ -5,6 +5,12 @@
  * them past it, so `--het-group=0,1` gives 1721.0 and 1722.0, then `--het-group=0`
  * 1721.1 alone, then `--het-group=0,1` 1721.2 and 1722.2.
  *
+ * A step is named by its first component's own id and its step id (step_job_id, step_id:
+ * 1721.0 above, and 1722.1 for a later `--het-group=1`): two steps of one job may share
+ * a step id, never that pair. Every record of a step carries it; node daemons report
+ * ends, and are sent signals, under it; "J.S" in scancel and queries names the step
+ * whose component J has the step id S, with all its records.
+ *
  * A step is RUNNING from its creation until every node of the step has reported its end
  * (or the job ends): COMPLETED when every task exited 0, FAILED otherwise, CANCELLED
  * after scancel or with its job.
@@ -106,6 +112,17 @@ static struct step *find_step(const struct job *j, uint32_t step_id)
     for (struct step *s = j->steps; s; s = s->next)
         if (s->rec->step_id == step_id)
             return s;
+    return NULL;
+}
+
+/* Component j's record of the step (step_job_id, step_id), or NULL. A 0 on either side
+ * (a record or a report from before steps carried the pair) matches by step id alone, as
+ * those did. */
+static struct step *record_of(const struct job *j, uint32_t step_job_id, uint32_t step_id)
+{
+    struct step *s = find_step(j, step_id);
+    if (!s || !step_job_id || !s->rec->step_job_id || s->rec->step_job_id == step_job_id)
+        return s;
     return NULL;
 }
 
@@ -248,6 +265,7 @@ static int record_step(struct ctld *c, struct job *j, const Tessera__StepLayout 
     s->rec = r;
     r->job_id = j->rec->job_id;
     r->step_id = l->step_id;
+    r->step_job_id = l->step_job_id;
     r->het_job_id = j->rec->het_job_id;
     r->het_job_offset = j->rec->het_job_offset;
     r->state = TESSERA__JOB_STATE__JOB_RUNNING;
@@ -372,8 +390,8 @@ int step_create(struct ctld *c, const Tessera__StepCreateRequest *req, uid_t uid
         step_create_response_clear(resp);
         return err;
     }
-    log_info("step %u.%u created on %s (%u tasks)", leader->rec->job_id, step_id,
-             resp->layout->nodelist, resp->layout->ntasks);
+    log_info("step %u.%u (job %u) created on %s (%u tasks)", resp->layout->step_job_id,
+             step_id, leader->rec->job_id, resp->layout->nodelist, resp->layout->ntasks);
     return TS_OK;
 }
 
@@ -439,7 +457,7 @@ void step_node_ended(struct ctld *c, const Tessera__StepCompleteRequest *msg)
     time_t now = time(NULL);
     for (size_t i = 0; i < job_ncomponents(j->leader); i++) {
         struct job *cj = job_component(j->leader, i);
-        struct step *s = find_step(cj, msg->step_id);
+        struct step *s = record_of(cj, msg->step_job_id, msg->step_id);
         if (!s || (s->rec->state != TESSERA__JOB_STATE__JOB_RUNNING && !s->rec->ended_with_job))
             continue;
         size_t before = s->rec->n_pending_nodes;
@@ -450,7 +468,7 @@ void step_node_ended(struct ctld *c, const Tessera__StepCompleteRequest *msg)
         /* usage counts for the components that ran on the node (all of those that share
          * it: its step daemon measured their tasks together) */
         if (runs_on(s->rec, msg->node) && acctusage_merge(&s->rec->usage, msg->usage) != TS_OK)
-            log_error("step %u.%u: out of memory; usage on %s not counted", msg->job_id,
+            log_error("step %u.%u: out of memory; usage on %s not counted", s->rec->job_id,
                       msg->step_id, msg->node);
         if (s->rec->n_pending_nodes == 0 && s->rec->state == TESSERA__JOB_STATE__JOB_RUNNING)
             finish(c, s, now);
@@ -489,15 +507,16 @@ void step_node_registered(struct ctld *c, const char *node, int64_t boot_time,
                     r->start_time > boot_time ||
                     !pending_on(r, node))
                     continue;
-                log_warn("step %u.%u: gone from %s (its daemon restarted)", j->rec->job_id,
+                log_warn("step %u.%u: gone from %s (its daemon restarted)", r->job_id,
                          r->step_id, node);
                 Tessera__StepCompleteRequest lost = TESSERA__STEP_COMPLETE_REQUEST__INIT;
                 lost.job_id = j->rec->job_id;
                 lost.step_id = r->step_id;
+                lost.step_job_id = r->step_job_id;
                 lost.node = (char *)node;
                 lost.status = SIGKILL; /* a wait status: killed */
+                /* every component's record of this step: no longer pending on node */
                 step_node_ended(c, &lost);
-                break; /* step_node_ended saw every component's record of this step */
             }
         }
     }
@@ -526,12 +545,13 @@ void step_unit_ended(struct ctld *c, struct job *leader, time_t now)
 /* ------------------------------------------------------------------------------------ */
 /* signals */
 
-static void signal_node(struct ctld *c, const char *name, uint32_t job_id, uint32_t step_id,
-                        int signo, int terminate)
+static void signal_node(struct ctld *c, const char *name, uint32_t job_id,
+                        const Tessera__StepRecord *r, int signo, int terminate)
 {
     Tessera__StepSignalRequest sig = TESSERA__STEP_SIGNAL_REQUEST__INIT;
     sig.job_id = job_id;
-    sig.step_id = step_id;
+    sig.step_id = r->step_id;
+    sig.step_job_id = r->step_job_id;
     sig.signal = (uint32_t)signo;
     sig.terminate = terminate;
     sig.kill_wait = c->conf->kill_wait;
@@ -550,7 +570,7 @@ static void signal_step(struct ctld *c, const Tessera__StepRecord *r, uint32_t l
         return;
     }
     for (size_t i = 0; i < hostlist_count(hl); i++)
-        signal_node(c, hostlist_nth(hl, i), leader_id, r->step_id, signo, terminate);
+        signal_node(c, hostlist_nth(hl, i), leader_id, r, signo, terminate);
     hostlist_destroy(hl);
 }
 
@@ -570,11 +590,19 @@ static int split_step_id(const char *text, char *job, size_t len, uint32_t *step
     return TS_OK;
 }
 
-int step_action(struct ctld *c, const char *text, uid_t uid, int signo, int terminate)
+/* The step "J.S" names: J's component (its own id, "N+k"; a leader's own id is component
+ * 0, not the whole job) has a record with step id S, and the step is that record's
+ * (step_job_id, S) over every component. *leader: the job, for permissions; *named: the
+ * record, NULL when the component has no step S. */
+static int named_step(struct ctld *c, const char *text, struct job **leader,
+                      struct step **named)
 {
     char job[64];
     uint32_t step_id;
+    struct jobid id;
     int err = split_step_id(text, job, sizeof(job), &step_id);
+    if (!err)
+        err = jobid_parse(job, &id);
     if (err)
         return err;
     struct job *targets[128];
@@ -582,17 +610,32 @@ int step_action(struct ctld *c, const char *text, uid_t uid, int signo, int term
     int n = job_resolve(&c->jobs, job, JOB_SCOPE_DISPLAY, 0, targets, 128, &whole);
     if (n < 0)
         return -n;
-    struct job *leader = targets[0]->leader;
+    struct job *comp = targets[0];
+    for (int i = 0; i < n && !id.has_offset; i++)
+        if (targets[i]->rec->job_id == id.id)
+            comp = targets[i];
+    *leader = comp->leader;
+    *named = find_step(comp, step_id);
+    return TS_OK;
+}
+
+int step_action(struct ctld *c, const char *text, uid_t uid, int signo, int terminate)
+{
+    struct job *leader;
+    struct step *named;
+    int err = named_step(c, text, &leader, &named);
+    if (err)
+        return err;
     const Tessera__JobRecord *lr = leader->rec;
     if (!job_is_admin(c, uid) && !(lr->desc->has_user_id && lr->desc->user_id == (uint32_t)uid))
         return TS_EPERM;
-    int found = 0, running = 0;
-    for (int i = 0; i < n; i++) {
-        struct step *s = find_step(targets[i], step_id);
-        if (!s)
-            continue;
-        found++;
-        if (s->rec->state != TESSERA__JOB_STATE__JOB_RUNNING)
+    if (!named)
+        return TS_ESTEP_NOT_FOUND;
+    uint32_t step_job_id = named->rec->step_job_id, step_id = named->rec->step_id;
+    int running = 0;
+    for (size_t i = 0; i < job_ncomponents(leader); i++) {
+        struct step *s = record_of(job_component(leader, i), step_job_id, step_id);
+        if (!s || s->rec->state != TESSERA__JOB_STATE__JOB_RUNNING)
             continue;
         if (!running++) /* the step runs once per node whatever its components */
             signal_step(c, s->rec, lr->job_id, signo, terminate);
@@ -601,8 +644,6 @@ int step_action(struct ctld *c, const char *text, uid_t uid, int signo, int term
             step_save(c, s);
         }
     }
-    if (!found)
-        return TS_ESTEP_NOT_FOUND;
     return running ? TS_OK : TS_EALREADY_DONE;
 }
 
@@ -638,24 +679,30 @@ static int wanted(const Tessera__StepQueryRequest *q, const Tessera__StepRecord 
     return (q->all_states || r->state == TESSERA__JOB_STATE__JOB_RUNNING) && matches_user(q, r);
 }
 
+/* "J.S": the records of the step it names; "J": the steps of what J names. */
 static int query_id(struct ctld *c, const Tessera__StepQueryRequest *q, const char *text,
                     Tessera__StepRecord ***out, size_t *n, size_t *cap)
 {
-    char job[64];
-    uint32_t step_id = 0;
-    int one_step = strchr(text, '.') != NULL;
-    if (one_step && split_step_id(text, job, sizeof(job), &step_id) != TS_OK)
-        return TS_EINVALID_JOB_ID;
+    if (strchr(text, '.')) {
+        struct job *leader;
+        struct step *named;
+        int err = named_step(c, text, &leader, &named);
+        for (size_t i = 0; !err && named && i < job_ncomponents(leader); i++) {
+            struct step *s =
+                record_of(job_component(leader, i), named->rec->step_job_id, named->rec->step_id);
+            if (s && wanted(q, s->rec))
+                err = push(out, n, cap, s->rec);
+        }
+        return err;
+    }
     struct job *targets[128];
     int whole = 0;
-    int k = job_resolve(&c->jobs, one_step ? job : text, JOB_SCOPE_DISPLAY, 0, targets, 128,
-                        &whole);
+    int k = job_resolve(&c->jobs, text, JOB_SCOPE_DISPLAY, 0, targets, 128, &whole);
     if (k < 0)
         return -k;
     for (int i = 0; i < k; i++)
         for (struct step *s = targets[i]->steps; s; s = s->next)
-            if ((!one_step || s->rec->step_id == step_id) && wanted(q, s->rec) &&
-                push(out, n, cap, s->rec) != TS_OK)
+            if (wanted(q, s->rec) && push(out, n, cap, s->rec) != TS_OK)
                 return TS_ENOMEM;
     return TS_OK;
 }

@@ -38,13 +38,26 @@ struct stepstatus_usage;
 struct nd_job;
 struct noded;
 
+/* A step as the node names it (docs/steps.md, "Step ids"): the step is its first
+ * component's own id and its step id, unique where the step id alone is not (every
+ * component counts its own); the job is the leader's id (revocation, the job's end). */
+struct nd_step_id {
+    uint32_t job_id;       /* the leader's id */
+    uint32_t step_job_id;  /* the step's first component's own id; 0: not known (a record
+                            * or a request from an older version) */
+    uint32_t step_id;
+};
+
+/* The id printed for the step: step_job_id, or the job's while it is not known. */
+uint32_t nd_step_shown_id(const struct nd_step_id *id);
+
 /* A step of a job running here: its step daemon (tessera-stepd) leads a session holding
  * the step's tasks. */
 struct nd_step {
     struct nd_step *next;
     struct noded *nd;
     struct nd_job *job;
-    uint32_t step_id;
+    struct nd_step_id id;      /* id.job_id is job->id */
     pid_t pid;                 /* the step daemon, leader of the step's process group */
     unsigned long long start;  /* its start time (/proc), to tell it from a reused pid */
     uid_t uid;                 /* the step's user (may signal it) */
@@ -150,7 +163,7 @@ void report_job_end(struct noded *nd, uint32_t job_id, int status, int batch,
                     const struct stepstatus_usage *usage);
 /* The same for a step's end on this node (status: the worst task wait status; usage:
  * what its tasks used, NULL when unknown). */
-void report_step_end(struct noded *nd, uint32_t job_id, uint32_t step_id, int status,
+void report_step_end(struct noded *nd, const struct nd_step_id *id, int status,
                      const struct stepstatus_usage *usage);
 /* Send what is due (registered, not in flight, no back-off pending). */
 void reports_send(struct noded *nd);
@@ -205,7 +218,7 @@ void step_signal_all(struct noded *nd, struct nd_job *j, int signo);
 /* A step daemon's record left by an earlier life: a step daemon still running (checked to
  * be the one recorded) is killed with its group; either way the step's end here is
  * reported (what its daemon recorded, else killed). */
-void step_recover(struct noded *nd, uint32_t job_id, uint32_t step_id, int recfd);
+void step_recover(struct noded *nd, const struct nd_step_id *id, int recfd);
 /* End a step: SIGCONT and SIGTERM to its group, and its step daemon kills the tasks left
  * after kill_wait seconds (it must outlive them to report their ends); the group is
  * killed outright if the daemon is still there well after that. A step already ending

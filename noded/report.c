@@ -88,8 +88,10 @@ static void arm_retry(struct noded *nd)
 /* "job 93" or "step 93.2", for logs. */
 static const char *report_what(const struct nd_report *r, char *buf, size_t len)
 {
+    struct nd_step_id id = {.job_id = r->step.job_id, .step_job_id = r->step.step_job_id,
+                            .step_id = r->step.step_id};
     if (r->is_step)
-        snprintf(buf, len, "step %u.%u", r->step.job_id, r->step.step_id);
+        snprintf(buf, len, "step %u.%u", nd_step_shown_id(&id), id.step_id);
     else
         snprintf(buf, len, "job %u", r->msg.job_id);
     return buf;
@@ -264,16 +266,18 @@ void report_job_end(struct noded *nd, uint32_t job_id, int status, int batch,
     queue(nd, r);
 }
 
-void report_step_end(struct noded *nd, uint32_t job_id, uint32_t step_id, int status,
+void report_step_end(struct noded *nd, const struct nd_step_id *id, int status,
                      const struct stepstatus_usage *usage)
 {
     struct nd_report *r = report_new(nd, 1, usage);
     if (!r) {
-        log_error("step %u.%u: out of memory; its end cannot be reported", job_id, step_id);
+        log_error("step %u.%u: out of memory; its end cannot be reported",
+                  nd_step_shown_id(id), id->step_id);
         return;
     }
-    r->step.job_id = job_id;
-    r->step.step_id = step_id;
+    r->step.job_id = id->job_id;
+    r->step.step_job_id = id->step_job_id;
+    r->step.step_id = id->step_id;
     r->step.status = status;
     r->step.end_time = (int64_t)time(NULL);
     r->step.seq = ++nd->report_seq;
@@ -310,6 +314,7 @@ static struct nd_report *report_from_file(struct noded *nd, const struct reportf
             r->msg.usage = NULL;
     } else {
         r->step.job_id = f->step->job_id;
+        r->step.step_job_id = f->step->step_job_id;
         r->step.step_id = f->step->step_id;
         r->step.status = f->step->status;
         r->step.end_time = f->step->end_time;

@@ -104,9 +104,10 @@ void spool_job_name(uint32_t job_id, char *buf, size_t len)
     snprintf(buf, len, "job.%" PRIu32, job_id);
 }
 
-void spool_step_name(uint32_t job_id, uint32_t step_id, char *buf, size_t len)
+void spool_step_name(const struct nd_step_id *id, char *buf, size_t len)
 {
-    snprintf(buf, len, "step.%" PRIu32 ".%" PRIu32, job_id, step_id);
+    snprintf(buf, len, "step.%" PRIu32 ".%" PRIu32 ".%" PRIu32, id->job_id, id->step_job_id,
+             id->step_id);
 }
 
 int spool_record_make(struct noded *nd, const char *name, int *fd)
@@ -231,16 +232,24 @@ static int parse_id(const char *s, const char **end, uint32_t *out)
     return 1;
 }
 
-/* "job.<id>" or "step.<id>.<step>": 1 and the ids, else 0. */
-static int parse_record(const char *name, int *is_step, uint32_t *job_id, uint32_t *step_id)
+/* "job.<id>", "step.<id>.<first component's id>.<step>", or an older version's
+ * "step.<id>.<step>" (the step's own job id not known: 0): 1 and the ids, else 0. */
+static int parse_record(const char *name, int *is_step, struct nd_step_id *id)
 {
     const char *end;
+    *id = (struct nd_step_id){0};
     if (!strncmp(name, "job.", 4))
-        return *is_step = 0, parse_id(name + 4, &end, job_id) && !*end;
-    if (strncmp(name, "step.", 5) || !parse_id(name + 5, &end, job_id) || *end != '.')
+        return *is_step = 0, parse_id(name + 4, &end, &id->job_id) && !*end;
+    if (strncmp(name, "step.", 5) || !parse_id(name + 5, &end, &id->job_id) || *end != '.' ||
+        !parse_id(end + 1, &end, &id->step_id))
         return 0;
     *is_step = 1;
-    return parse_id(end + 1, &end, step_id) && !*end;
+    if (*end == '.') { /* the second number was the step's own job id */
+        id->step_job_id = id->step_id;
+        if (!parse_id(end + 1, &end, &id->step_id))
+            return 0;
+    }
+    return !*end;
 }
 
 static void recover_records(struct noded *nd)
@@ -249,18 +258,18 @@ static void recover_records(struct noded *nd)
     char **names = safefs_names(nd->state_fd, MAX_ENTRIES, &n);
     for (size_t i = 0; i < n; i++) {
         int is_step, fd;
-        uint32_t job_id, step_id;
+        struct nd_step_id id;
         if (!strncmp(names[i], "report.", 7))
             continue; /* noded/report.c's */
-        if (!parse_record(names[i], &is_step, &job_id, &step_id) ||
+        if (!parse_record(names[i], &is_step, &id) ||
             spool_record_open(nd, names[i], &fd) != TS_OK) {
             safefs_remove_tree(nd->state_fd, names[i]); /* what a crash left half-made */
             continue;
         }
         if (is_step)
-            step_recover(nd, job_id, step_id, fd);
+            step_recover(nd, &id, fd);
         else
-            job_recover(nd, job_id, fd);
+            job_recover(nd, id.job_id, fd);
         close(fd);
     }
     safefs_names_free(names, n);
@@ -275,11 +284,11 @@ static void remove_leftovers(struct noded *nd)
     char **names = safefs_names(nd->spool_fd, MAX_ENTRIES, &n);
     for (size_t i = 0; i < n; i++) {
         int is_step;
-        uint32_t job_id, step_id;
+        struct nd_step_id id;
         if (!strcmp(names[i], STATE_DIR))
             continue;
-        if (parse_record(names[i], &is_step, &job_id, &step_id) && !is_step) {
-            const struct nd_job *j = hashmap_get_u32(nd->jobs, job_id);
+        if (parse_record(names[i], &is_step, &id) && !is_step) {
+            const struct nd_job *j = hashmap_get_u32(nd->jobs, id.job_id);
             if (j && j->pid)
                 continue;
         }

@@ -10,7 +10,9 @@
  *       state/                the daemon's (0700): records, nothing of users
  *         job.<id>/           a batch script's waiter: "proc" (pid, start time, uid),
  *                             "status" (the script's end, written by the waiter)
- *         step.<id>.<step>/   a step daemon: "proc", "status" (its tasks' end)
+ *         step.<id>.<sid>.<step>/  a step daemon: "proc", "status" (its tasks' end); <id>
+ *                             the job's (leader's) id, <sid> the step's first
+ *                             component's own id (noded.h, struct nd_step_id)
  *         report.<seq>        an end report the controller has not acknowledged (noded/report.c)
  *
  * "proc" names the leader of a process group (the waiter or the step daemon, both root):
@@ -25,6 +27,7 @@
 #include <sys/types.h>
 
 struct noded;
+struct nd_step_id;
 struct stepstatus;
 
 /* A process group's leader as its record names it. */
@@ -39,9 +42,9 @@ struct spool_proc {
 int spool_open(struct noded *nd, char *errbuf, size_t errlen);
 void spool_close(struct noded *nd);
 
-/* Record folder names: "job.<id>", "step.<id>.<step>". */
+/* Record folder names: "job.<id>", "step.<id>.<sid>.<step>" (above). */
 void spool_job_name(uint32_t job_id, char *buf, size_t len);
-void spool_step_name(uint32_t job_id, uint32_t step_id, char *buf, size_t len);
+void spool_step_name(const struct nd_step_id *id, char *buf, size_t len);
 
 /* state/<name>, made anew (an earlier one removed first); its fd into *fd. */
 int spool_record_make(struct noded *nd, const char *name, int *fd);

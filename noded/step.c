@@ -11,8 +11,11 @@
  *   - not of a job that ended, was terminated or was killed here after the credential was
  *     issued (noded/revoked.h);
  *   - this node is one of the step's;
- *   - the same job.step has not been launched here before (the replay guard remembers
- *     launches until their credential expires).
+ *   - the same step has not been launched here before (the replay guard remembers
+ *     launches until their credential expires). A step is its first component's own id
+ *     and its step id (struct nd_step_id): components count their step ids apart, so the
+ *     leader's id and the step id name two steps when `--het-group=0` and `--het-group=1`
+ *     both ran here.
  *
  * The step daemon runs in a session of its own, so every task it starts is in its process
  * group: signals to the step go to that group, and whatever is left when the step daemon
@@ -33,6 +36,7 @@
 #include "common/hashmap.h"
 #include "common/log.h"
 #include "common/loop.h"
+#include "common/steplayout.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -84,6 +88,23 @@ static int64_t issued_ms(const Tessera__StepLayout *l)
     return l->issued_ms ? l->issued_ms : l->issued * 1000 + 999;
 }
 
+uint32_t nd_step_shown_id(const struct nd_step_id *id)
+{
+    return id->step_job_id ? id->step_job_id : id->job_id;
+}
+
+/* The replay guard's key. */
+static uint64_t replay_key(const struct nd_step_id *id)
+{
+    return (uint64_t)id->step_job_id << 32 | id->step_id;
+}
+
+static struct nd_step_id layout_step_id(const Tessera__StepLayout *l)
+{
+    return (struct nd_step_id){.job_id = l->job_id, .step_job_id = steplayout_step_job_id(l),
+                               .step_id = l->step_id};
+}
+
 void step_revoke(struct noded *nd, uint32_t job_id)
 {
     if (revoked_add(nd->revoked, job_id, wall_ms()) != TS_OK)
@@ -122,6 +143,7 @@ static int check_launch(struct noded *nd, const Tessera__StepLaunchRequest *req,
     }
     int err = TS_OK;
     time_t now = time(NULL);
+    struct nd_step_id id = layout_step_id(l);
     if (uid != 0 && uid != l->uid) {
         snprintf(errbuf, errlen, "the step belongs to uid %u, the launch came from uid %u",
                  l->uid, (unsigned)uid);
@@ -145,8 +167,8 @@ static int check_launch(struct noded *nd, const Tessera__StepLaunchRequest *req,
         snprintf(errbuf, errlen, "a daemon running as uid %u cannot run tasks of uid %u",
                  (unsigned)geteuid(), l->uid);
         err = TS_EPERM;
-    } else if (cred_replay_check(nd->replay, (uint64_t)l->job_id << 32 | l->step_id, l->expires,
-                                 (int64_t)now) != TS_OK) {
+    } else if (cred_replay_check(nd->replay, replay_key(&id), l->expires, (int64_t)now) !=
+               TS_OK) {
         snprintf(errbuf, errlen, "%s", ts_strerror(TS_ECRED_REPLAYED));
         err = TS_ECRED_REPLAYED;
     }
@@ -183,20 +205,20 @@ static void read_status(struct noded *nd, const struct nd_step *s, int fallback,
                         struct stepstatus *st)
 {
     char name[48];
-    spool_step_name(s->job->id, s->step_id, name, sizeof(name));
+    spool_step_name(&s->id, name, sizeof(name));
     int err = spool_record_status(nd, name, st);
     if (err) {
         if (err != TS_ENOENT)
-            log_warn("step %u.%u: unreadable status: %s", s->job->id, s->step_id,
-                     ts_strerror(err));
+            log_warn("step %u.%u: unreadable status: %s", nd_step_shown_id(&s->id),
+                     s->id.step_id, ts_strerror(err));
         *st = (struct stepstatus){.status = fallback};
     }
 }
 
-static void remove_record(struct noded *nd, uint32_t job_id, uint32_t step_id)
+static void remove_record(struct noded *nd, const struct nd_step_id *id)
 {
     char name[48];
-    spool_step_name(job_id, step_id, name, sizeof(name));
+    spool_step_name(id, name, sizeof(name));
     spool_record_remove(nd, name);
 }
 
@@ -220,15 +242,15 @@ static void stepd_exited(struct loop *loop, pid_t pid, int status, const struct 
     struct stepstatus st;
     read_status(nd, s, status, &st);
     int worst = st.status;
-    log_info("step %u.%u: ended (%s %d)", j->id, s->step_id,
+    log_info("step %u.%u: ended (%s %d)", nd_step_shown_id(&s->id), s->id.step_id,
              WIFSIGNALED(worst) ? "signal" : "exit",
              WIFSIGNALED(worst) ? WTERMSIG(worst) : WEXITSTATUS(worst));
-    report_step_end(nd, j->id, s->step_id, worst, st.has_usage ? &st.usage : NULL);
+    report_step_end(nd, &s->id, worst, st.has_usage ? &st.usage : NULL);
     unlink_step(j, s);
     deadline_cancel(nd->loop, &s->kill_after);
     if (s->ctl_fd >= 0)
         close(s->ctl_fd);
-    remove_record(nd, j->id, s->step_id);
+    remove_record(nd, &s->id);
     free(s);
     job_maybe_done(nd, j);
 }
@@ -346,13 +368,15 @@ static int start_stepd(struct noded *nd, struct nd_step *s, const Tessera__StepL
     /* recorded before it gets its launch: a step daemon without a launch runs nothing */
     struct spool_proc p = {.pid = pid, .start = s->start, .uid = getuid()};
     if (!s->start || spool_proc_write(recfd, &p) != TS_OK) {
-        log_error("step %u.%u: cannot record its step daemon", s->job->id, s->step_id);
+        log_error("step %u.%u: cannot record its step daemon", nd_step_shown_id(&s->id),
+                  s->id.step_id);
         close(fds[1]); /* it reads no launch and ends; its end is reported */
         return TS_OK;
     }
     /* a step daemon that dies before reading gets EPIPE here, and its exit is reported */
     if (write_launch(fds[1], req) != TS_OK)
-        log_warn("step %u.%u: the launch did not reach the step daemon", s->job->id, s->step_id);
+        log_warn("step %u.%u: the launch did not reach the step daemon",
+                 nd_step_shown_id(&s->id), s->id.step_id);
     s->ctl_fd = fds[1]; /* kept: the line for "terminate" */
     fcntl(s->ctl_fd, F_SETFL, O_NONBLOCK);
     return TS_OK;
@@ -362,7 +386,7 @@ static int make_record(struct noded *nd, struct nd_step *s, int *recfd, char *er
                        size_t errlen)
 {
     char name[48];
-    spool_step_name(s->job->id, s->step_id, name, sizeof(name));
+    spool_step_name(&s->id, name, sizeof(name));
     int err = spool_record_make(nd, name, recfd);
     if (err)
         snprintf(errbuf, errlen, "cannot make the step's record: %s", ts_strerror(err));
@@ -388,7 +412,7 @@ int step_launch(struct noded *nd, const Tessera__StepLaunchRequest *req, uid_t u
     s->nd = nd;
     s->job = j;
     s->ctl_fd = -1;
-    s->step_id = l->step_id;
+    s->id = layout_step_id(l);
     s->uid = (uid_t)l->uid;
     if (j->terminating) {
         snprintf(errbuf, errlen, "job %u is ending here", j->id);
@@ -401,14 +425,15 @@ int step_launch(struct noded *nd, const Tessera__StepLaunchRequest *req, uid_t u
     }
     if (err) {
         if (recfd >= 0)
-            remove_record(nd, j->id, s->step_id);
+            remove_record(nd, &s->id);
         free(s);
         job_maybe_done(nd, j);
     } else {
         s->next = j->steps;
         j->steps = s;
-        log_info("step %u.%u: started for uid %u (%zu tasks here)", l->job_id, l->step_id,
-                 l->uid, l->nodes[node_index(l, nd->name)]->n_ranks);
+        log_info("step %u.%u (job %u): started for uid %u (%zu tasks here)",
+                 s->id.step_job_id, l->step_id, l->job_id, l->uid,
+                 l->nodes[node_index(l, nd->name)]->n_ranks);
     }
     tessera__step_layout__free_unpacked(l, NULL);
     return err;
@@ -427,8 +452,8 @@ static void step_kill_wait_over(struct loop *loop, struct loop_timer *t, void *a
 {
     struct nd_step *s = arg;
     deadline_fired(&s->kill_after);
-    log_warn("step %u.%u: its daemon did not end its tasks; killing the group", s->job->id,
-             s->step_id);
+    log_warn("step %u.%u: its daemon did not end its tasks; killing the group",
+             nd_step_shown_id(&s->id), s->id.step_id);
     kill(-s->pid, SIGKILL);
 }
 
@@ -449,11 +474,19 @@ void step_terminate(struct noded *nd, struct nd_step *s, unsigned kill_wait)
         kill(-s->pid, SIGKILL);
 }
 
+/* The request names the step by its pair; one without step_job_id (an older sender) the
+ * first step of its job with that step id. */
+static int names_step(const Tessera__StepSignalRequest *req, const struct nd_step *s)
+{
+    return s->id.step_id == req->step_id &&
+           (!req->step_job_id || !s->id.step_job_id || s->id.step_job_id == req->step_job_id);
+}
+
 int step_signal(struct noded *nd, const Tessera__StepSignalRequest *req, uid_t uid)
 {
     struct nd_job *j = hashmap_get_u32(nd->jobs, req->job_id);
     struct nd_step *s = j ? j->steps : NULL;
-    while (s && s->step_id != req->step_id)
+    while (s && !names_step(req, s))
         s = s->next;
     if (!s)
         return TS_OK; /* it ended here already */
@@ -472,19 +505,20 @@ int step_signal(struct noded *nd, const Tessera__StepSignalRequest *req, uid_t u
 /* ------------------------------------------------------------------------------------ */
 /* an earlier life's steps */
 
-void step_recover(struct noded *nd, uint32_t job_id, uint32_t step_id, int recfd)
+void step_recover(struct noded *nd, const struct nd_step_id *id, int recfd)
 {
     struct spool_proc p;
     struct stepstatus st = {.status = SIGKILL};
     /* a step daemon is ours (our uid), and killed only while still the process recorded */
     if (spool_proc_read(recfd, &p) == TS_OK && p.uid == getuid() &&
         spool_proc_signal_group(&p, SIGKILL))
-        log_info("step %u.%u: killed what an earlier daemon left (step daemon %d)", job_id,
-                 step_id, (int)p.pid);
+        log_info("step %u.%u: killed what an earlier daemon left (step daemon %d)",
+                 nd_step_shown_id(id), id->step_id, (int)p.pid);
     else if (stepstatus_read_at(recfd, "status", &st) != TS_OK)
         st = (struct stepstatus){.status = SIGKILL};
     else
-        log_info("step %u.%u: ended while the daemon was down", job_id, step_id);
-    report_step_end(nd, job_id, step_id, st.status, st.has_usage ? &st.usage : NULL);
-    remove_record(nd, job_id, step_id);
+        log_info("step %u.%u: ended while the daemon was down", nd_step_shown_id(id),
+                 id->step_id);
+    report_step_end(nd, id, st.status, st.has_usage ? &st.usage : NULL);
+    remove_record(nd, id);
 }

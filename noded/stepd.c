@@ -68,7 +68,7 @@ void stepd_srun_lost(struct stepd *sd, int err)
         return;
     sd->srun_lost = 1;
     log_warn("step %u.%u: srun cannot be reached (%s); killing the step's tasks",
-             sd->layout->job_id, sd->layout->step_id, ts_strerror(err));
+             sd->step_job_id, sd->layout->step_id, ts_strerror(err));
     for (size_t i = 0; i < sd->ntasks; i++)
         if (!sd->tasks[i].exited && sd->tasks[i].pid > 0)
             kill(sd->tasks[i].pid, SIGKILL);
@@ -86,7 +86,7 @@ static void task_exited(struct loop *loop, pid_t pid, int status, const struct r
         t->exited = 1;
         t->status = status;
         t->usage = *ru;
-        log_debug("step %u.%u: task %u ended (status %d)", sd->layout->job_id,
+        log_debug("step %u.%u: task %u ended (status %d)", sd->step_job_id,
                   sd->layout->step_id, t->rank, status);
         stepd_io_task_exit(sd, t);
     }
@@ -185,6 +185,7 @@ static void pmi_fence(void *arg, uint32_t seq, const struct pmi_kv *pairs, size_
     Tessera__PmiFenceRequest f = TESSERA__PMI_FENCE_REQUEST__INIT;
     f.job_id = sd->layout->job_id;
     f.step_id = sd->layout->step_id;
+    f.step_job_id = sd->step_job_id;
     f.node = (char *)sd->node;
     f.seq = seq;
     f.kvs = ptrs;
@@ -227,7 +228,7 @@ static void fence_answered(void *arg, int err, const Tessera__Response *resp)
         pairs[i].value = r->kvs[i]->value;
     }
     if (pmi_fence_done(sd->pmi, seq, pairs, r->n_kvs) != TS_OK)
-        log_error("step %u.%u: PMI barrier %u could not be completed", sd->layout->job_id,
+        log_error("step %u.%u: PMI barrier %u could not be completed", sd->step_job_id,
                   sd->layout->step_id, seq);
     free(pairs);
 }
@@ -235,7 +236,7 @@ static void fence_answered(void *arg, int err, const Tessera__Response *resp)
 static void pmi_abort(void *arg, uint32_t rank, int exit_code, const char *msg)
 {
     struct stepd *sd = arg;
-    log_warn("step %u.%u: task %u aborted the job (exit code %d%s%s)", sd->layout->job_id,
+    log_warn("step %u.%u: task %u aborted the job (exit code %d%s%s)", sd->step_job_id,
              sd->layout->step_id, rank, exit_code, msg && *msg ? ": " : "", msg ? msg : "");
     for (size_t i = 0; i < sd->ntasks; i++)
         if (!sd->tasks[i].exited && sd->tasks[i].pid > 0)
@@ -248,7 +249,7 @@ static const struct pmi_ops pmi_ops = {.fence = pmi_fence, .abort = pmi_abort};
 static int start_pmi(struct stepd *sd, int *task_fds)
 {
     char kvsname[64], mapping[4096];
-    snprintf(kvsname, sizeof(kvsname), "tessera.%u.%u", sd->layout->job_id, sd->layout->step_id);
+    snprintf(kvsname, sizeof(kvsname), "tessera.%u.%u", sd->step_job_id, sd->layout->step_id);
     mapping[0] = '\0';
     steplayout_process_mapping(sd->layout, mapping, sizeof(mapping));
     struct pmi_kv preset = {"PMI_process_mapping", mapping};
@@ -281,7 +282,7 @@ static int connect_srun(struct stepd *sd)
         .host = sd->launch->io_host,
         .port = (uint16_t)sd->launch->io_port,
         .server_uid = (uid_t)sd->layout->uid, /* srun runs as the step's user */
-        .target = rpc_name_srun(sd->conf, sd->layout->job_id, sd->layout->step_id, name,
+        .target = rpc_name_srun(sd->conf, sd->step_job_id, sd->layout->step_id, name,
                                 sizeof(name)),
     };
     rpc_conf_peer(sd->conf, &cfg);
@@ -339,7 +340,7 @@ int stepd_start(struct stepd *sd, char *errbuf, size_t errlen)
     if (err && !errbuf[0])
         snprintf(errbuf, errlen, "%s", ts_strerror(err));
     if (err && sd->srun && sd->tasks) {
-        log_error("step %u.%u: %s", sd->layout->job_id, sd->layout->step_id, errbuf);
+        log_error("step %u.%u: %s", sd->step_job_id, sd->layout->step_id, errbuf);
         fail_unstarted(sd, errbuf);
         err = TS_OK; /* srun hears of it through the tasks' ends */
     }

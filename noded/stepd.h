@@ -59,6 +59,7 @@ struct stepd {
     int status_written;        /* the status is in the record: the group may go */
     Tessera__StepLaunchRequest *launch;
     Tessera__StepLayout *layout;
+    uint32_t step_job_id;      /* with layout->step_id, what names the step (steplayout.h) */
     size_t node_index;
     struct sd_task *tasks;
     size_t ntasks;

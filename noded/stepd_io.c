@@ -144,6 +144,7 @@ static void send_output(struct stepd *sd)
     Tessera__StepIoRequest io = TESSERA__STEP_IO_REQUEST__INIT;
     io.job_id = sd->layout->job_id;
     io.step_id = sd->layout->step_id;
+    io.step_job_id = sd->step_job_id;
     io.node = (char *)sd->node;
     io.chunks = sd->out.chunks;
     io.n_chunks = sd->out.n;
@@ -214,6 +215,7 @@ static void send_exits(struct stepd *sd)
     Tessera__StepTaskExitRequest te = TESSERA__STEP_TASK_EXIT_REQUEST__INIT;
     te.job_id = sd->layout->job_id;
     te.step_id = sd->layout->step_id;
+    te.step_job_id = sd->step_job_id;
     te.node = (char *)sd->node;
     te.exits = sd->exits;
     te.n_exits = sd->nexits;
@@ -311,6 +313,7 @@ static void poll_stdin(struct stepd *sd)
     Tessera__StepStdinRequest si = TESSERA__STEP_STDIN_REQUEST__INIT;
     si.job_id = sd->layout->job_id;
     si.step_id = sd->layout->step_id;
+    si.step_job_id = sd->step_job_id;
     si.node = (char *)sd->node;
     Tessera__Request req = TESSERA__REQUEST__INIT;
     req.msg_case = TESSERA__REQUEST__MSG_STEP_STDIN;

@@ -10,6 +10,7 @@
 #include "common/errors.h"
 #include "common/log.h"
 #include "common/loop.h"
+#include "common/steplayout.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -110,10 +111,13 @@ int main(int argc, char **argv)
     if (!sd.layout || find_node(sd.layout, node, &sd.node_index) != TS_OK) {
         log_error("no usable launch on standard input");
         err = TS_EINVAL;
+    } else if (!(sd.step_job_id = steplayout_step_job_id(sd.layout))) {
+        log_error("the launch names no step");
+        err = TS_EINVAL;
     } else if (!(sd.loop = loop_create())) {
         err = TS_ENOMEM;
     } else if ((err = stepd_start(&sd, errbuf, sizeof(errbuf)))) {
-        log_error("step %u.%u: cannot start: %s", sd.layout->job_id, sd.layout->step_id,
+        log_error("step %u.%u: cannot start: %s", sd.step_job_id, sd.layout->step_id,
                   errbuf[0] ? errbuf : ts_strerror(err));
     } else {
         err = loop_run(sd.loop);

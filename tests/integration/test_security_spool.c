@@ -222,6 +222,7 @@ static void test_restart_kills_only_what_it_started(void **state)
         {"job.990003", vnobody, snobody, NOBODY}, /* a waiter is never nobody's */
         {"step.990004.0", vroot, sroot + 7, 0},
         {"step.990005.0", vnobody, snobody, NOBODY},
+        {"step.990006.990007.0", vroot, sroot + 9, 0}, /* job, first component, step */
     };
     for (size_t i = 0; i < sizeof(stale) / sizeof(stale[0]); i++) {
         char rel[64], path[600], text[96];

@@ -204,6 +204,7 @@ static void test_spec_two_components(void **state)
 
     assert_int_equal(l->job_id, 538);
     assert_int_equal(l->step_id, 3);
+    assert_int_equal(l->step_job_id, 538); /* the first component's own id */
     assert_int_equal(l->uid, 1000);
     assert_int_equal(l->gid, 100);
     assert_string_equal(l->user_name, "alice");
@@ -299,7 +300,8 @@ static void test_rank_order_by_offset(void **state)
     steplayout_free(l);
 }
 
-/* srun --het-group=1: component 1 alone numbers from 0; the job id stays the leader's. */
+/* srun --het-group=1: component 1 alone numbers from 0; the job id stays the leader's, the
+ * step is named by component 1's own id (its step ids are its own). */
 static void test_one_later_component(void **state)
 {
     struct fx f[2];
@@ -310,9 +312,13 @@ static void test_one_later_component(void **state)
     Tessera__StepLayout *l = NULL;
     assert_int_equal(steplayout_build(&in, &l, NULL, 0), TS_OK);
     assert_int_equal(l->job_id, 538);
+    assert_int_equal(l->step_job_id, 539);
     assert_int_equal(l->n_components, 1);
     assert_int_equal(l->components[0]->offset, 1);
     assert_int_equal(l->components[0]->job_id, 539);
+    /* a layout from a controller that did not set it: taken from the components */
+    l->step_job_id = 0;
+    assert_int_equal(steplayout_step_job_id(l), 539);
     assert_int_equal(l->components[0]->first_rank, 0);
     assert_int_equal(l->ntasks, 2);
     assert_string_equal(l->nodelist, "nid[00011-00012]");
