@@ -10,6 +10,7 @@
 #include "common/stepfmt.h"
 #include "common/nodefmt.h"
 #include "common/jobopt.h"
+#include "cmds/scontrol_resize.h"
 #include "cmds/scontrol_update.h"
 #include "common/timefmt.h"
 #include "common/version.h"
@@ -433,6 +434,26 @@ static int job_action(struct scontrol *s, int argc, char **argv, Tessera__JobAct
 
 static int update_nodes(struct scontrol *s, int argc, char **argv);
 
+/* After a change of node count: the job as it is now, for the shell's variables. */
+static int resize_scripts(struct scontrol *s, const char *id)
+{
+    if (!getenv("SLURM_JOBID"))
+        return 0; /* no job shell here to bring up to date */
+    Tessera__JobQueryRequest q = TESSERA__JOB_QUERY_REQUEST__INIT;
+    char *ids[1] = {(char *)id};
+    q.job_ids = ids;
+    q.n_job_ids = 1;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_JOB_QUERY;
+    req.job_query = &q;
+    Tessera__Response *resp = call(s, &req, "slurm_load_jobs");
+    if (!resp)
+        return 1;
+    int rc = resp->job_query->n_jobs ? scontrol_resize_write(resp->job_query->jobs[0]) : 0;
+    tessera__response__free_unpacked(resp, NULL);
+    return rc;
+}
+
 static int cmd_update(struct scontrol *s, int argc, char **argv)
 {
     for (int i = 1; i < argc; i++)
@@ -468,10 +489,12 @@ static int cmd_update(struct scontrol *s, int argc, char **argv)
                             "(connect failure)\n");
         else if (err)
             fprintf(stderr, "slurm_update error: %s\n", ts_strerror(err));
+        else if (resp->error && resp->error->code == TS_ETIME_DECREMENT)
+            cmd_error(PROG, "%s", resp->error->text); /* Slurm's scontrol says it itself */
         else if (resp->error)
             fprintf(stderr, "%s for job %s\n", resp->error->text, u.job_id);
         else
-            rc = 0;
+            rc = u.changes->has_min_nodes ? resize_scripts(s, u.job_id) : 0;
         if (resp)
             tessera__response__free_unpacked(resp, NULL);
         break;
@@ -813,7 +836,7 @@ static void usage(FILE *out)
             "     show partition [NAME]     partitions\n"
             "     show sched                scheduler statistics\n"
             "     show fairshare            the fair-share tree: shares and usage\n"
-            "     update jobid=ID k=v...    change a pending job\n"
+            "     update jobid=ID k=v...    change a job\n"
             "     update nodename=N state=drain|resume|down|undrain reason=TEXT\n"
             "     hold|uhold|release|requeue|suspend|resume JOBLIST\n"
             "     reconfigure               re-read the configuration\n"

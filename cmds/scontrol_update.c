@@ -83,14 +83,29 @@ static int parse_limit(const char *v, int64_t *out)
     return 0;
 }
 
+/* TimeLimit=0 is a limit of zero here, as in Slurm: a running job ends at once. */
 static int set_time_limit(Tessera__JobDesc *d, const char *key, const char *v, time_t now,
                           char *msg, size_t len)
 {
-    if (parse_limit(v, &d->time_limit)) {
+    int64_t secs;
+    if (timefmt_parse_duration(v, &secs) != TS_OK) {
         snprintf(msg, len, "Invalid TimeLimit value");
         return 1;
     }
+    d->time_limit = secs == TIMEFMT_UNLIMITED ? -1 : secs;
     d->has_time_limit = 1;
+    return 0;
+}
+
+/* TimeLimit=+N / -N: moves each component's current limit; the controller applies it. */
+static int set_time_delta(Tessera__JobUpdateRequest *req, const char *v, char *msg, size_t len)
+{
+    int64_t secs;
+    if (timefmt_parse_duration(v + 1, &secs) != TS_OK || secs == TIMEFMT_UNLIMITED) {
+        snprintf(msg, len, "Invalid TimeLimit value");
+        return 1;
+    }
+    req->time_limit_delta = *v == '-' ? -secs : secs;
     return 0;
 }
 
@@ -239,6 +254,13 @@ enum update_parse scontrol_update_parse(int nwords, char **words, time_t now,
             *eq = '=';
             free(req->job_id);
             req->job_id = strdup(v);
+            continue;
+        }
+        if (!strcasecmp(key, "TimeLimit") && (*v == '+' || *v == '-')) {
+            if (set_time_delta(req, v, msg, len))
+                return UPDATE_BAD_VALUE;
+            *eq = '=';
+            changes++;
             continue;
         }
         size_t k = 0;

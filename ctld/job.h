@@ -97,6 +97,9 @@ int job_resolve(const struct job_table *t, const char *text, enum job_scope scop
 
 struct conf_partition;
 
+/* --nice and scontrol update Nice= lie within -JOB_NICE_MAX..JOB_NICE_MAX. */
+#define JOB_NICE_MAX 10000
+
 /* What checking a component yields: its partition and effective request. */
 struct job_sizing {
     const struct conf_partition *part;
@@ -116,8 +119,10 @@ void job_apply_sizing(Tessera__JobRecord *r, const struct job_sizing *s);
  * batch: reply after the commit. */
 int job_submit(struct ctld *c, const Tessera__SubmitRequest *req, uid_t uid, gid_t gid,
                const char *host, uint32_t *leader_id, char *errbuf, size_t errlen);
-/* scontrol update: the present fields of changes, on the components text means. */
-int job_update(struct ctld *c, const char *text, const Tessera__JobDesc *changes, uid_t uid);
+/* scontrol update: the present fields of u->changes (and its relative time limit), on the
+ * components u->job_id means; why may get a more precise text than the error's own. */
+int job_update(struct ctld *c, const Tessera__JobUpdateRequest *u, uid_t uid, char *why,
+               size_t len);
 
 /* --- limits (ctld/job_limits.c) ------------------------------------------------------ */
 
@@ -210,6 +215,9 @@ void job_terminate_unit(struct ctld *c, struct job *leader, Tessera__JobState fi
 void job_terminate_resend(struct ctld *c, struct job *leader, const char *node);
 /* One component of a running het job ends alone (its processes are signalled). */
 void job_end_component(struct ctld *c, struct job *j, Tessera__JobState state);
+/* A running component keeps its first keep nodes (scontrol update NumNodes=): the others
+ * go back to the scheduler and their daemons stop what it runs there. */
+int job_shrink_component(struct ctld *c, struct job *j, uint32_t keep);
 void job_requeue_unit(struct ctld *c, struct job *leader);
 /* scancel --signal: the signal to every process of the unit. */
 void job_signal_unit(struct ctld *c, struct job *leader, int signo);

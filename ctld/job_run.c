@@ -219,12 +219,45 @@ void job_end_component(struct ctld *c, struct job *j, Tessera__JobState state)
     sched_trigger(c, SCHED_TRIGGER_TERM);
 }
 
+static int set_node_list(Tessera__JobRecord *r);
+
+int job_shrink_component(struct ctld *c, struct job *j, uint32_t keep)
+{
+    Tessera__JobRecord *r = j->rec;
+    if (keep == 0 || keep >= r->n_allocs)
+        return TS_OK;
+    /* the released part as a record of its own, for the node accounts */
+    Tessera__JobRecord released = *r;
+    released.allocs = r->allocs + keep;
+    released.n_allocs = r->n_allocs - keep;
+    node_release(c, &released);
+    for (size_t k = keep; k < r->n_allocs; k++) {
+        /* its processes there are known by its own id (the batch script stays: it runs on
+         * the first node, which is kept) */
+        signal_node(c, r->allocs[k]->node, r->job_id, SIGTERM, 1);
+        r->alloc_cpus -= r->allocs[k]->cpus;
+        r->alloc_mem_mb -= r->allocs[k]->mem_mb;
+        tessera__node_alloc__free_unpacked(r->allocs[k], NULL);
+        r->allocs[k] = NULL;
+    }
+    r->n_allocs = keep;
+    r->alloc_nodes = keep;
+    r->min_nodes = keep;
+    r->desc->has_min_nodes = r->desc->has_max_nodes = 1;
+    r->desc->min_nodes = r->desc->max_nodes = keep;
+    log_info("job %u: shrunk to %u node(s)", r->job_id, keep);
+    sched_trigger(c, SCHED_TRIGGER_TERM);
+    return set_node_list(r);
+}
+
 void job_batch_ended(struct ctld *c, const Tessera__JobCompleteRequest *msg)
 {
     struct job *j = job_find(&c->jobs, msg->job_id);
     if (!j || j->leader != j || jobstate_is_finished(j->rec->state) ||
         j->rec->state == TESSERA__JOB_STATE__JOB_PENDING)
         return; /* already settled (the node's report crossed a time-out, say) */
+    if (!msg->batch && !j->rec->end_pending && msg->node && !job_unit_uses_node(j, msg->node))
+        return; /* the terminate of a node the job gave back (job_shrink_component) */
     int status = msg->status < 0 ? 0 : msg->status;
     if (msg->batch && msg->usage && acctusage_replace(&j->rec->batch_usage, msg->usage) != TS_OK)
         log_error("job %u: out of memory; the batch script's usage is lost", j->rec->job_id);
@@ -325,6 +358,20 @@ void job_suspend_unit(struct ctld *c, struct job *leader, int resume)
 /* ------------------------------------------------------------------------------------ */
 /* the start */
 
+/* The nodes of r's allocation as a host list, for display (NodeList=, %N). */
+static int set_node_list(Tessera__JobRecord *r)
+{
+    struct hostlist *hl = hostlist_create();
+    for (size_t i = 0; hl && i < r->n_allocs; i++)
+        if (hostlist_push(hl, r->allocs[i]->node) != TS_OK)
+            break;
+    char *list = hl ? hostlist_compress(hl) : NULL;
+    hostlist_destroy(hl);
+    int err = !list || pbutil_set_string(&r->nodes, list) ? TS_ENOMEM : TS_OK;
+    free(list);
+    return err;
+}
+
 static int record_allocation(struct ctld *c, Tessera__JobRecord *r, const struct select_alloc *a,
                              time_t now)
 {
@@ -349,15 +396,7 @@ static int record_allocation(struct ctld *c, Tessera__JobRecord *r, const struct
         r->alloc_cpus += na->cpus;
         r->alloc_mem_mb += na->mem_mb;
     }
-    /* the nodes as a host list, for display (NodeList=, %N) */
-    struct hostlist *hl = hostlist_create();
-    for (size_t i = 0; hl && i < r->n_allocs; i++)
-        if (hostlist_push(hl, r->allocs[i]->node) != TS_OK)
-            break;
-    char *list = hl ? hostlist_compress(hl) : NULL;
-    hostlist_destroy(hl);
-    int err = !list || pbutil_set_string(&r->nodes, list) ? TS_ENOMEM : TS_OK;
-    free(list);
+    int err = set_node_list(r);
     if (err)
         return err;
     r->state = TESSERA__JOB_STATE__JOB_RUNNING;

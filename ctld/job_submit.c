@@ -220,7 +220,7 @@ static int check_privileges(const Tessera__JobDesc *d, int admin)
 {
     if (d->has_priority && !admin)
         return TS_EPERM;
-    if (d->has_nice && (d->nice < -10000 || d->nice > 10000))
+    if (d->has_nice && (d->nice < -JOB_NICE_MAX || d->nice > JOB_NICE_MAX))
         return TS_EINVALID_NICE;
     if (d->has_nice && d->nice < 0 && !admin)
         return TS_EPERM;

@@ -445,9 +445,10 @@ void ctld_handle_job_update(struct rpc_request *req, const Tessera__Request *msg
     }
     if (ctld_refuse_change(c, req, CTLD_CHANGE_OTHER))
         return;
-    int err = job_update(c, u->job_id, u->changes, rpc_request_uid(req));
+    char why[256] = "";
+    int err = job_update(c, u, rpc_request_uid(req), why, sizeof(why));
     if (err) {
-        rpc_respond_error(req, err, NULL);
+        rpc_respond_error(req, err, why[0] ? why : NULL);
         return;
     }
     struct pending_reply *p = calloc(1, sizeof(*p));
