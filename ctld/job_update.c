@@ -258,7 +258,8 @@ static void apply_priority(Tessera__JobRecord *r, const Tessera__JobDesc *change
         r->priority = 0;
     } else if (changes->has_priority && !r->hold) {
         r->priority = changes->priority;
-    } else if (changes->has_nice && !r->hold && !r->desc->has_priority) {
+    } else if (changes->has_nice && !r->hold && !r->desc->has_priority &&
+               r->state == TESSERA__JOB_STATE__JOB_PENDING) { /* as Slurm: running, stored only */
         r->priority = job_default_priority(r);
     }
 }
