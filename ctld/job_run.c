@@ -256,8 +256,11 @@ void job_batch_ended(struct ctld *c, const Tessera__JobCompleteRequest *msg)
     if (!j || j->leader != j || jobstate_is_finished(j->rec->state) ||
         j->rec->state == TESSERA__JOB_STATE__JOB_PENDING)
         return; /* already settled (the node's report crossed a time-out, say) */
-    if (!msg->batch && !j->rec->end_pending && msg->node && !job_unit_uses_node(j, msg->node))
-        return; /* the terminate of a node the job gave back (job_shrink_component) */
+    /* Outside an end only the batch script's own report ends the unit: a terminate that
+     * completes meanwhile is that of nodes the job gave back (job_shrink_component), which
+     * another component of the unit may still use. */
+    if (!msg->batch && !j->rec->end_pending)
+        return;
     int status = msg->status < 0 ? 0 : msg->status;
     if (msg->batch && msg->usage && acctusage_replace(&j->rec->batch_usage, msg->usage) != TS_OK)
         log_error("job %u: out of memory; the batch script's usage is lost", j->rec->job_id);

@@ -350,6 +350,47 @@ static void test_shrink(void **state)
     wait_for(id, "%T", "CANCELLED\n", 20);
 }
 
+/* Whether "squeue -o FORMAT -j ID" keeps printing want for a few seconds. */
+static int stays(unsigned id, const char *format, const char *want)
+{
+    for (int i = 0; i < 30; i++) {
+        char *got = query(id, format);
+        int same = !strcmp(got, want);
+        free(got);
+        if (!same)
+            return 0;
+        usleep(100000);
+    }
+    return 1;
+}
+
+/* One component shrunk off a node another component still uses: the end of what it ran
+ * there is not taken for the end of the job. */
+static void test_shrink_het_component(void **state)
+{
+    char nap[48], wrap[128];
+    snprintf(nap, sizeof(nap), "^sleep 319.%d", (int)getpid());
+    snprintf(wrap, sizeof(wrap), "--wrap=srun --het-group=0 %s; sleep 300", nap + 1);
+    unsigned id = SUBMIT_AS_USER(NOBODY, "-N2", "-w", "n[1-2]", ":", "-N1", "-w", "n2", wrap);
+    char want[96];
+    snprintf(want, sizeof(want), "%u+0 RUNNING n[1-2]\n%u+1 RUNNING n2\n", id, id);
+    wait_for(id, "%i %T %N", want, 20);
+    for (int i = 0; i < 100 && count_processes(nap) != 2; i++)
+        usleep(100000);
+    assert_int_equal(count_processes(nap), 2);
+
+    update(NOBODY, id_text(id, 0), "NumNodes=1", 0, "");
+    snprintf(want, sizeof(want), "%u+0 RUNNING n1\n%u+1 RUNNING n2\n", id, id);
+    wait_for(id, "%i %T %N", want, 5);
+    for (int i = 0; i < 100 && count_processes(nap) > 1; i++)
+        usleep(100000);
+    assert_int_equal(count_processes(nap), 1);
+    assert_true(stays(id, "%i %T %N", want));
+    cancel(id);
+    snprintf(want, sizeof(want), "%u+0 CANCELLED\n%u+1 CANCELLED\n", id, id);
+    wait_for(id, "%i %T", want, 20);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -357,6 +398,7 @@ int main(void)
         cmocka_unit_test(test_time_limit_het),
         cmocka_unit_test(test_priority_and_nice),
         cmocka_unit_test(test_shrink),
+        cmocka_unit_test(test_shrink_het_component),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
