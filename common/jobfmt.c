@@ -274,9 +274,27 @@ int64_t jobfmt_start_time(const Tessera__JobRecord *job)
     return begin > job->expected_start ? begin : job->expected_start;
 }
 
+/* A job that runs (or is suspended) ends when its limit is used up: from its start, or
+ * from its last resume or suspension less what it had used by then (jobfmt_time_used).
+ * Its time limit may have been changed since it started (scontrol update). */
+static int64_t running_end(const Tessera__JobRecord *job, int *open_ended)
+{
+    if (job->time_limit < 0) {
+        *open_ended = 1;
+        return 0;
+    }
+    if (job->suspend_time > 0)
+        return job->suspend_time - job->pre_suspend_secs + job->time_limit;
+    return job->start_time + job->time_limit;
+}
+
 int64_t jobfmt_end_time(const Tessera__JobRecord *job, int *open_ended)
 {
     *open_ended = 0;
+    int runs = job->state == TESSERA__JOB_STATE__JOB_RUNNING ||
+               job->state == TESSERA__JOB_STATE__JOB_SUSPENDED;
+    if (runs && !job->end_time && job->start_time > 0)
+        return running_end(job, open_ended);
     if (!planned(job))
         return job->end_time;
     if (job->time_limit < 0) {

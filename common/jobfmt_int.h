@@ -67,8 +67,9 @@ const char *jobfmt_time_text(int64_t t, const char *unset, char *buf, size_t len
  * otherwise start_time. */
 int64_t jobfmt_start_time(const Tessera__JobRecord *job);
 /* When the job ends or is expected to: for a pending job with a planned start, that
- * start plus the time limit, or 0 with *open_ended set when the limit is unlimited
- * (Slurm: "EndTime=Unknown", squeue "NONE"); otherwise end_time (*open_ended 0). */
+ * start plus the time limit, for a running or suspended one its start plus its (current)
+ * limit and the time it spent suspended, or 0 with *open_ended set when the limit is
+ * unlimited (Slurm: "EndTime=Unknown", squeue "NONE"); otherwise end_time (*open_ended 0). */
 int64_t jobfmt_end_time(const Tessera__JobRecord *job, int *open_ended);
 
 /* Exit code "code:signal". */

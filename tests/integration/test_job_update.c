@@ -5,6 +5,7 @@
  * them), and a running job shrunk with NumNodes=. Every refusal is checked to change
  * nothing. Texts and permissions are Slurm 22.05's.
  */
+#define _XOPEN_SOURCE 700 /* strptime */
 #include "cluster.h"
 
 #include <setjmp.h>
@@ -130,6 +131,19 @@ static void cancel(unsigned id)
 
 /* ------------------------------------------------------------------------------------ */
 
+/* Seconds from the job's StartTime to its EndTime as squeue prints them. */
+static long run_span(unsigned id)
+{
+    char *q = query(id, "%S %e");
+    struct tm start = {0}, end = {0};
+    char *rest = strptime(q, "%Y-%m-%dT%H:%M:%S", &start);
+    if (!rest || !strptime(rest + 1, "%Y-%m-%dT%H:%M:%S", &end))
+        fail_msg("job %u: start and end '%s'", id, q);
+    free(q);
+    start.tm_isdst = end.tm_isdst = -1;
+    return (long)difftime(mktime(&end), mktime(&start));
+}
+
 /* A running job's limit: its owner may lower it (absolutely or by -N), not raise it; an
  * administrator may do both. The new limit survives a controller restart and is the one
  * enforced. */
@@ -159,6 +173,7 @@ static void test_time_limit_running(void **state)
     update(0, sid, "TimeLimit=+5", 0, ""); /* unlimited stays unlimited */
     wait_for(id, "%l", "UNLIMITED\n", 1);
     update(0, sid, "TimeLimit=30", 0, "");
+    assert_int_equal(run_span(id), 30 * 60); /* its expected end moved with it */
 
     /* someone else's job */
     unsigned other = SUBMIT("-o", "/dev/null", "-t", "10", "--wrap=sleep 300");
@@ -171,6 +186,7 @@ static void test_time_limit_running(void **state)
     harness_ctld_stop(&cluster, SIGKILL);
     assert_int_equal(harness_ctld_start(&cluster), 0);
     wait_for(id, "%T %l", "RUNNING 30:00\n", 20);
+    assert_int_equal(run_span(id), 30 * 60);
     /* and enforced: a limit the job has already used up ends it */
     update(NOBODY, sid, "TimeLimit=0:01", 0, "");
     wait_for(id, "%T", "TIMEOUT\n", 20);

@@ -874,6 +874,33 @@ static void check_show_line(const Tessera__JobRecord *job, const char *line)
     free(got);
 }
 
+/* The controller keeps no end time while a job runs: EndTime= is its start plus its limit
+ * (moved by a change of the limit: scontrol update), the time it spent suspended added;
+ * Unknown without a limit (squeue: NONE). */
+static void test_show_running_end(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    running(&f);
+    f.job.end_time = 0;
+    check_show_line(&f.job,
+                    "\n   StartTime=2026-11-22T15:34:25 EndTime=2026-11-22T16:34:25 Deadline=N/A\n");
+    f.job.time_limit = 1800;
+    check_show_line(&f.job,
+                    "\n   StartTime=2026-11-22T15:34:25 EndTime=2026-11-22T16:04:25 Deadline=N/A\n");
+    f.job.suspend_time = T_RUN + 600; /* resumed 10 min in, having used 4 min */
+    f.job.pre_suspend_secs = 240;
+    check_show_line(&f.job,
+                    "\n   StartTime=2026-11-22T15:34:25 EndTime=2026-11-22T16:10:25 Deadline=N/A\n");
+    f.job.time_limit = -1;
+    check_show_line(&f.job, "\n   StartTime=2026-11-22T15:34:25 EndTime=Unknown Deadline=N/A\n");
+    suspended(&f);
+    f.job.end_time = 0;
+    check_show_line(&f.job,
+                    "\n   StartTime=2026-11-22T15:34:55 EndTime=2026-11-22T16:34:55 Deadline=N/A\n");
+}
+
 /* StartTime= is the expected start, EndTime= that plus the limit; Unknown for both without
  * an estimate, and EndTime=Unknown for an unlimited job (Slurm's job 573). Only pending
  * jobs show the plan. */
@@ -1527,6 +1554,7 @@ int main(void)
         cmocka_unit_test(test_show_suspended_completed),
         cmocka_unit_test(test_show_options),
         cmocka_unit_test(test_show_planned),
+        cmocka_unit_test(test_show_running_end),
         cmocka_unit_test(test_squeue_planned),
         cmocka_unit_test(test_squeue_start_format),
         cmocka_unit_test(test_sort_start),
