@@ -449,7 +449,10 @@ static int resize_scripts(struct scontrol *s, const char *id)
     Tessera__Response *resp = call(s, &req, "slurm_load_jobs");
     if (!resp)
         return 1;
-    int rc = resp->job_query->n_jobs ? scontrol_resize_write(resp->job_query->jobs[0]) : 0;
+    const Tessera__JobRecord *job = resp->job_query->n_jobs ? resp->job_query->jobs[0] : NULL;
+    int allocated = job && (job->state == TESSERA__JOB_STATE__JOB_RUNNING ||
+                            job->state == TESSERA__JOB_STATE__JOB_SUSPENDED);
+    int rc = allocated ? scontrol_resize_write(job) : 0; /* a pending job has no nodes yet */
     tessera__response__free_unpacked(resp, NULL);
     return rc;
 }
