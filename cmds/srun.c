@@ -194,7 +194,8 @@ static Tessera__StepComponentRequest *component_request(const Tessera__JobDesc *
     c->ntasks = d->has_ntasks ? d->ntasks : component_env("SLURM_NTASKS", offset);
     c->min_nodes = d->has_min_nodes ? d->min_nodes : 0;
     c->max_nodes = d->has_max_nodes ? d->max_nodes : 0;
-    c->cpus_per_task = d->has_cpus_per_task ? d->cpus_per_task : 0;
+    c->cpus_per_task = d->has_cpus_per_task ? d->cpus_per_task
+                                             : component_env("SLURM_CPUS_PER_TASK", offset);
     c->ntasks_per_node = d->has_ntasks_per_node ? d->ntasks_per_node
                                                  : component_env("SLURM_NTASKS_PER_NODE", offset);
     c->distribution = d->distribution && !strcmp(d->distribution, "cyclic")

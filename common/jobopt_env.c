@@ -84,6 +84,9 @@ static const struct jobopt_envdef envs[] = {
 
     {"SLURM_ACCOUNT", SR, "account", ENV_VALUE},
     {"SLURM_CONSTRAINT", SR, "constraint", ENV_VALUE},
+    /* A -c job's (sbatch -c 4 --wrap 'srun prog'): its steps take the job's CPUs per task;
+     * a het job's components each have their own, SLURM_CPUS_PER_TASK_HET_GROUP_<n>. */
+    {"SLURM_CPUS_PER_TASK", SR, "cpus-per-task", ENV_OUTSIDE_HET},
     {"SRUN_CPUS_PER_TASK", SR, "cpus-per-task", ENV_VALUE},
     {"SLURM_DEBUG", SR, "verbose", ENV_DEBUG},
     {"SLURM_DEPENDENCY", SR, "dependency", ENV_VALUE},

@@ -1299,6 +1299,20 @@ static void test_env_salloc_srun(void **state)
     assert_int_equal(d->ntasks_per_node, 2);
     jobopt_free(&o);
 
+    /* a -c job's steps take its CPUs per task; SRUN_CPUS_PER_TASK wins; a het job's
+     * unsuffixed value is component 0's and is left to srun's per-component lookup */
+    ok(JOBOPT_SRUN, ARGV("prog"), ENV("SLURM_CPUS_PER_TASK=4", "SLURM_JOB_ID=5"), NULL, &o);
+    assert_true(o.components[0]->has_cpus_per_task);
+    assert_int_equal(o.components[0]->cpus_per_task, 4);
+    jobopt_free(&o);
+    ok(JOBOPT_SRUN, ARGV("prog"), ENV("SLURM_CPUS_PER_TASK=4", "SRUN_CPUS_PER_TASK=2"), NULL,
+       &o);
+    assert_int_equal(o.components[0]->cpus_per_task, 2);
+    jobopt_free(&o);
+    ok(JOBOPT_SRUN, ARGV("prog"), ENV("SLURM_CPUS_PER_TASK=4", "SLURM_HET_SIZE=2"), NULL, &o);
+    assert_false(o.components[0]->has_cpus_per_task);
+    jobopt_free(&o);
+
     /* inside an allocation SLURM_JOB_NAME is the allocation's name */
     ok(JOBOPT_SRUN, ARGV("/bin/prog"), ENV("SLURM_JOB_NAME=batch", "SLURM_JOB_ID=5"), NULL,
        &o);
