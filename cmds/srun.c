@@ -92,6 +92,7 @@ struct mapping {
     size_t n;                        /* job components of the step */
     uint32_t offset[MAX_COMPONENTS]; /* job component */
     size_t from[MAX_COMPONENTS];     /* the srun component it takes options from */
+    int one_allocation;              /* offset[] are parts of a plain job's allocation */
 };
 
 /* A het group beyond the allocation, in Slurm's words: one group asked for alone is an
@@ -126,9 +127,38 @@ static int component_groups(const struct jobopt *opt, int in_alloc, struct idset
     return 0;
 }
 
+/* srun A : B in a plain allocation: one step of parts laid out within it (Slurm 20.11+),
+ * part i from srun component i; a --het-group there keeps its usual error. */
+static int is_one_allocation(const struct jobopt *opt, uint32_t het_size, int in_alloc)
+{
+    if (!in_alloc || het_size || opt->ncomponents < 2 || opt->ncomponents > MAX_COMPONENTS)
+        return 0;
+    for (size_t i = 0; i < opt->ncomponents; i++)
+        if (opt->components[i]->het_group && *opt->components[i]->het_group)
+            return 0;
+    return 1;
+}
+
+static int parts_of_one_allocation(const struct jobopt *opt, uint32_t het_size, int in_alloc,
+                                   struct mapping *m)
+{
+    if (!is_one_allocation(opt, het_size, in_alloc))
+        return 0;
+    m->n = opt->ncomponents;
+    for (size_t i = 0; i < m->n; i++) {
+        m->offset[i] = (uint32_t)i;
+        m->from[i] = i;
+    }
+    m->one_allocation = 1;
+    return 1;
+}
+
 static int map_components(const struct jobopt *opt, uint32_t het_size, int in_alloc,
                           struct mapping *m)
 {
+    m->one_allocation = 0;
+    if (parts_of_one_allocation(opt, het_size, in_alloc, m))
+        return 0;
     struct idset *groups[MAX_COMPONENTS] = {0};
     if (opt->ncomponents > MAX_COMPONENTS) {
         cmd_error(PROG, "too many components");
@@ -168,6 +198,60 @@ static int map_components(const struct jobopt *opt, uint32_t het_size, int in_al
     return rc;
 }
 
+/* The allocation's counts, which srun takes as defaults for a step of the whole of it. */
+static const char *const allocation_counts[] = {
+    "SLURM_NNODES", "SLURM_JOB_NUM_NODES", "SLURM_NTASKS", "SLURM_NPROCS",
+    "SLURM_NTASKS_PER_NODE",
+};
+
+static int is_allocation_count(const char *entry)
+{
+    for (size_t i = 0; i < sizeof(allocation_counts) / sizeof(allocation_counts[0]); i++) {
+        size_t len = strlen(allocation_counts[i]);
+        if (!strncmp(entry, allocation_counts[i], len) && entry[len] == '=')
+            return 1;
+    }
+    return 0;
+}
+
+/* Parts of one allocation take their node and task counts from their own options only
+ * (Slurm 22.05: "srun -n2 a : -n2 b" in 2 nodes of 4 CPUs puts each part on one node):
+ * parse again without the allocation's counts and take those fields from there. */
+static int own_counts(struct jobopt_input in, struct jobopt *opt)
+{
+    size_t n = 0;
+    while (in.envp[n])
+        n++;
+    char **envp = calloc(n + 1, sizeof(*envp));
+    if (!envp)
+        return TS_ENOMEM;
+    size_t k = 0;
+    for (size_t i = 0; i < n; i++)
+        if (!is_allocation_count(in.envp[i]))
+            envp[k++] = in.envp[i];
+    in.envp = envp;
+    struct jobopt again;
+    char msg[256];
+    int err = jobopt_parse(&in, &again, msg, sizeof(msg));
+    free(envp);
+    if (err)
+        return err;
+    for (size_t i = 0; i < opt->ncomponents && i < again.ncomponents; i++) {
+        Tessera__JobDesc *d = opt->components[i];
+        const Tessera__JobDesc *own = again.components[i];
+        d->has_min_nodes = own->has_min_nodes;
+        d->min_nodes = own->min_nodes;
+        d->has_max_nodes = own->has_max_nodes;
+        d->max_nodes = own->max_nodes;
+        d->has_ntasks = own->has_ntasks;
+        d->ntasks = own->ntasks;
+        d->has_ntasks_per_node = own->has_ntasks_per_node;
+        d->ntasks_per_node = own->ntasks_per_node;
+    }
+    jobopt_free(&again);
+    return TS_OK;
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* the step */
 
@@ -184,7 +268,7 @@ static uint32_t component_env(const char *name, uint32_t offset)
 }
 
 static Tessera__StepComponentRequest *component_request(const Tessera__JobDesc *d,
-                                                        uint32_t offset)
+                                                        uint32_t offset, int overcommit)
 {
     Tessera__StepComponentRequest *c = calloc(1, sizeof(*c));
     if (!c)
@@ -203,6 +287,7 @@ static Tessera__StepComponentRequest *component_request(const Tessera__JobDesc *
                           : TESSERA__STEP_DISTRIBUTION__STEP_DIST_BLOCK;
     c->nodelist = d->nodelist ? d->nodelist : (char *)"";
     c->exclude = d->exclude ? d->exclude : (char *)"";
+    c->overcommit = overcommit;
     return c;
 }
 
@@ -212,47 +297,83 @@ static const char *base_name(const char *path)
     return slash ? slash + 1 : path;
 }
 
-/* Ask the controller for the step; prints Slurm's error lines. */
-static int create_step(struct ctl *ctl, uint32_t job_id, const struct jobopt *opt,
-                       const struct mapping *m, Tessera__Response **out)
+/* One step_create: TS_OK with the answer in *out, or the error (the controller's text
+ * in *out's error when it answered). */
+static int ask_step(struct ctl *ctl, uint32_t job_id, const struct jobopt *opt,
+                    const struct mapping *m, Tessera__Response **out)
 {
     Tessera__StepComponentRequest *comps[MAX_COMPONENTS];
     size_t n = 0;
-    int rc = 0;
     for (; n < m->n; n++)
-        if (!(comps[n] = component_request(opt->components[m->from[n]], m->offset[n])))
+        if (!(comps[n] = component_request(opt->components[m->from[n]], m->offset[n],
+                                           opt->overcommit)))
             break;
     Tessera__StepCreateRequest sc = TESSERA__STEP_CREATE_REQUEST__INIT;
     sc.job_id = job_id;
     sc.components = comps;
     sc.n_components = n;
     sc.name = (char *)base_name(opt->components[m->from[0]]->argv[0]);
+    sc.overlap = opt->overlap;
+    sc.one_allocation = m->one_allocation;
     Tessera__Request req = TESSERA__REQUEST__INIT;
     req.msg_case = TESSERA__REQUEST__MSG_STEP_CREATE;
     req.step_create = &sc;
     *out = NULL;
     int err = n == m->n ? ctl_call(ctl, &req, out) : TS_ENOMEM;
-    if (err) {
-        cmd_error(PROG, "Unable to create step for job %u: %s", job_id,
-                  err == TS_ECONNECT ? "Unable to contact slurm controller (connect failure)"
-                                     : ts_strerror(err));
-        rc = 1;
-    } else if ((*out)->error) {
-        const Tessera__Error *e = (*out)->error;
-        if (e->code == TS_EHETJOB_STEPS)
-            fprintf(stderr, "%s: fatal: %s\n", PROG, e->text); /* Slurm's word for it */
-        else if (e->code == TS_EHET_GROUP)
-            cmd_error(PROG, "%s", e->text);
-        else
-            cmd_error(PROG, "Unable to create step for job %u: %s", job_id, e->text);
-        rc = 1;
-    } else if ((*out)->msg_case != TESSERA__RESPONSE__MSG_STEP_CREATE) {
-        cmd_error(PROG, "Unable to create step for job %u: unexpected response", job_id);
-        rc = 1;
-    }
+    if (!err && (*out)->error)
+        err = (*out)->error->code ? (*out)->error->code : TS_EINVAL;
+    else if (!err && (*out)->msg_case != TESSERA__RESPONSE__MSG_STEP_CREATE)
+        err = TS_EPROTO;
     for (size_t i = 0; i < n; i++)
         free(comps[i]);
-    return rc;
+    return err;
+}
+
+/* Slurm's lines for a step that cannot be created. */
+static void report_refusal(uint32_t job_id, int err, const Tessera__Response *resp)
+{
+    const char *text = resp && resp->error && resp->error->text ? resp->error->text
+                       : err == TS_ECONNECT ? "Unable to contact slurm controller (connect failure)"
+                                            : ts_strerror(err);
+    if (err == TS_EHETJOB_STEPS) {
+        fprintf(stderr, "%s: fatal: %s\n", PROG, text); /* Slurm's word for it */
+    } else if (err == TS_EHET_GROUP || err == TS_ESTEP_COMPONENTS) {
+        cmd_error(PROG, "%s", text);
+    } else if (err == TS_EINVALID_JOB_ID) {
+        cmd_error(PROG, "Unable to confirm allocation for job %u: %s", job_id, text);
+        fprintf(stderr, "%s: Check SLURM_JOB_ID environment variable. Expired or invalid job "
+                        "%u\n", PROG, job_id);
+    } else {
+        cmd_error(PROG, "Unable to create step for job %u: %s", job_id, text);
+    }
+}
+
+/* Ask the controller for the step; while other steps hold the CPUs it needs, wait and ask
+ * again, with Slurm's lines (a step that just ended may hold them a moment longer, until
+ * its nodes report: the first retry is quiet). */
+static int create_step(struct ctl *ctl, uint32_t job_id, const struct jobopt *opt,
+                       const struct mapping *m, Tessera__Response **out)
+{
+    useconds_t delay = 100000;
+    int said = 0, err;
+    for (int tries = 0; (err = ask_step(ctl, job_id, opt, m, out)) == TS_ESTEP_BUSY; tries++) {
+        if (tries == 1 && !opt->quiet) {
+            fprintf(stderr, "%s: Job %u step creation temporarily disabled, retrying (%s)\n",
+                    PROG, job_id, ts_strerror(TS_ESTEP_BUSY));
+            said = 1;
+        }
+        tessera__response__free_unpacked(*out, NULL);
+        *out = NULL;
+        usleep(delay);
+        delay = delay < 1000000 ? delay * 2 : 2000000;
+    }
+    if (err) {
+        report_refusal(job_id, err, *out);
+        return 1;
+    }
+    if (said)
+        fprintf(stderr, "%s: Step created for job %u\n", PROG, job_id);
+    return 0;
 }
 
 /* argv of each layout component, from the srun component it came from. */
@@ -284,16 +405,19 @@ struct job_ref {
     int in_alloc;
 };
 
-static int from_environment(struct job_ref *j)
+/* The job to add the step to: --jobid (from outside the job: the controller lets only its
+ * owner or an administrator), else the allocation srun runs in. The component count
+ * comes from the allocation's environment, so --jobid of another het job runs on its
+ * first component. */
+static int job_to_join(const struct jobopt *opt, struct job_ref *j)
 {
     const char *id = getenv("SLURM_JOB_ID");
     if (!id || !*id)
         id = getenv("SLURM_JOBID");
-    if (!id || !*id)
-        return 0;
-    j->job_id = (uint32_t)strtoul(id, NULL, 10);
+    uint32_t env_id = id && *id ? (uint32_t)strtoul(id, NULL, 10) : 0;
+    j->job_id = opt->jobid ? opt->jobid : env_id;
     const char *hs = getenv("SLURM_HET_SIZE");
-    j->het_size = hs && *hs ? (uint32_t)strtoul(hs, NULL, 10) : 0;
+    j->het_size = hs && *hs && j->job_id == env_id ? (uint32_t)strtoul(hs, NULL, 10) : 0;
     j->in_alloc = j->job_id != 0;
     return j->in_alloc;
 }
@@ -432,7 +556,7 @@ int main(int argc, char **argv)
     struct alloc a = {.ctl = &ctl};
     struct job_ref job = {0};
     int rc = 1;
-    if (!from_environment(&job)) {
+    if (!job_to_join(&opt, &job)) {
         struct sigaction sa = {.sa_handler = on_int};
         sigaction(SIGINT, &sa, NULL);
         rc = allocate(&ctl, &opt, &a, &job);
@@ -441,6 +565,9 @@ int main(int argc, char **argv)
             rc = run(&ctl, &opt, &a, &job);
             alloc_release(&a, rc << 8);
         }
+    } else if (is_one_allocation(&opt, job.het_size, job.in_alloc) &&
+               own_counts(in, &opt) != TS_OK) {
+        cmd_error(PROG, "%s", ts_strerror(TS_ENOMEM));
     } else {
         rc = run(&ctl, &opt, &a, &job);
     }

@@ -58,6 +58,9 @@ struct jobopt {
     int verbose;           /* -v, counted */
     int label;             /* srun --label */
     int unbuffered;        /* srun -u (output is never buffered anyway) */
+    uint32_t jobid;        /* srun --jobid: the running job to add the step to (0: none) */
+    int overlap;           /* srun --overlap: the step shares CPUs with other steps */
+    int overcommit;        /* srun -O: more tasks than CPUs */
     char *script_path;     /* sbatch: the script file, NULL for stdin or --wrap */
     char **command;        /* salloc/srun: the program and its arguments (NULL-terminated,
                             * NULL when none was given); srun: component 0's */

@@ -107,6 +107,8 @@ static const struct jobopt_envdef envs[] = {
     {"SLURM_NTASKS", SR, "ntasks", ENV_OUTSIDE_HET},
     {"SLURM_NTASKS_PER_NODE", SR, "ntasks-per-node", ENV_OUTSIDE_HET},
     {"SLURM_OPEN_MODE", SR, "open-mode", ENV_VALUE},
+    {"SLURM_OVERCOMMIT", SR, "overcommit", ENV_VALUE},
+    {"SLURM_OVERLAP", SR, "overlap", ENV_VALUE},
     {"SLURM_PARTITION", SR, "partition", ENV_VALUE},
     {"SLURM_QOS", SR, "qos", ENV_VALUE},
     {"SLURM_REMOTE_CWD", SR, "chdir", ENV_VALUE},

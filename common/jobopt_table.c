@@ -441,6 +441,29 @@ static int set_unbuffered(struct jobopt_ctx *c, const struct jobopt_def *def, co
     return TS_OK;
 }
 
+/* srun --jobid=N: a job id, as Slurm reads it. */
+static int set_jobid(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    uint64_t v;
+    if (jobopt_parse_u64(arg, UINT32_MAX, &v) != TS_OK || v == 0)
+        return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid numeric value \"%s\" for --%s.",
+                           arg, def->name);
+    c->out->jobid = (uint32_t)v;
+    return TS_OK;
+}
+
+static int set_overlap(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    c->out->overlap = 1;
+    return TS_OK;
+}
+
+static int set_overcommit(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    c->out->overcommit = 1;
+    return TS_OK;
+}
+
 /* PMI-1 is what every step serves: --mpi may name it (or none, or Slurm's default), and
  * anything else is refused rather than ignored. */
 static int set_mpi(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
@@ -558,6 +581,7 @@ static const struct jobopt_def table[] = {
     UNSUP("immediate", 'I', OPT, SA | SR),
     {"input", 'i', REQ, SB | SR, P, STR(std_in), set_str},
     {"job-name", 'J', REQ, ALL, P, STR(name), set_str},
+    {"jobid", 0, REQ, SR, CMD, NOFIELD, set_jobid},
     UNSUP("kill-command", 'K', OPT, SA),
     UNSUP("kill-on-invalid-dep", 0, REQ, SB),
     UNSUP("kill-on-bad-exit", 'K', OPT, SR),
@@ -589,7 +613,9 @@ static const struct jobopt_def table[] = {
     UNSUP("ntasks-per-socket", 0, REQ, ALL),
     {"open-mode", 0, REQ, SB | SR, P, STR(open_mode), set_open_mode},
     {"output", 'o', REQ, SB | SR, P, STR(std_out), set_str},
-    UNSUP("overcommit", 'O', NONE, ALL),
+    {"overcommit", 'O', NONE, SR, CMD, NOFIELD, set_overcommit},
+    UNSUP("overcommit", 'O', NONE, SB | SA),
+    {"overlap", 0, NONE, SR, CMD, NOFIELD, set_overlap},
     UNSUP("oversubscribe", 's', NONE, ALL),
     {"parsable", 0, NONE, SB, P | CMD, NOFIELD, set_parsable},
     {"partition", 'p', REQ, ALL, 0, STR(partition), set_str},

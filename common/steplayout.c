@@ -24,6 +24,14 @@
 #include <stdlib.h>
 #include <string.h>
 
+/* What placing a component needs besides its own request: the input (CPUs other steps
+ * hold) and, for the parts of one allocation, the nodes earlier parts took. */
+struct placing {
+    const struct steplayout_input *in;
+    struct hashmap *taken;   /* one_allocation: node name -> taken (NULL otherwise) */
+    size_t ntaken;
+};
+
 /* One component, placed. */
 struct comp {
     const Tessera__JobRecord *rec;
@@ -36,6 +44,7 @@ struct comp {
     struct hostlist *nodes;  /* the step's nodes, natural order */
     uint32_t *count;         /* tasks per step node */
     uint32_t *node_of;       /* local rank -> index into nodes */
+    uint32_t *used;          /* CPUs its tasks take on each step node */
     size_t *merged;          /* index into nodes -> index into the layout's nodes */
 };
 
@@ -66,6 +75,7 @@ static void comp_fini(struct comp *c)
     hostlist_destroy(c->nodes);
     free(c->count);
     free(c->node_of);
+    free(c->used);
     free(c->merged);
 }
 
@@ -84,7 +94,9 @@ static int comps_init(const struct steplayout_input *in, struct comp *comps,
                       const struct errout *e)
 {
     size_t n = in->ncomponents;
-    if (in->het_size == 0 && n != 1)
+    if (in->one_allocation && in->het_size)
+        return fail(e, TS_EINVAL, "parts of one allocation in a het job");
+    if (in->het_size == 0 && n != 1 && !in->one_allocation)
         return fail(e, TS_EINVAL, "a plain job has one component, not %zu", n);
     for (size_t i = 0; i < n; i++) {
         const struct steplayout_component *sc = &in->components[i];
@@ -92,11 +104,13 @@ static int comps_init(const struct steplayout_input *in, struct comp *comps,
             return fail(e, TS_EINVAL, "component %zu has no record or request", i);
         comps[i].rec = sc->rec;
         comps[i].req = sc->req;
-        comps[i].offset = sc->rec->het_job_offset;
-        if (sc->req->het_group != comps[i].offset)
+        comps[i].offset = in->one_allocation ? sc->req->het_group : sc->rec->het_job_offset;
+        if (in->one_allocation ? sc->rec != in->components[0].rec || comps[i].offset >= n
+                               : sc->req->het_group != comps[i].offset)
             return fail(e, TS_EINVAL, "request for het group %" PRIu32 " given component %" PRIu32,
                         sc->req->het_group, comps[i].offset);
-        if (in->het_size ? comps[i].offset >= in->het_size : comps[i].offset != 0)
+        if (in->het_size ? comps[i].offset >= in->het_size
+                         : comps[i].offset != 0 && !in->one_allocation)
             return fail(e, TS_EINVAL, "component offset %" PRIu32 " beyond the job's %" PRIu32,
                         comps[i].offset, in->het_size);
     }
@@ -172,10 +186,28 @@ static int outside_allocation(const char *expr, const struct hashmap *byname,
     return rc;
 }
 
-/* The candidates in order of preference: the -w nodes, then the rest of the allocation,
- * minus -x. *nlisted gets the number of -w nodes. */
-static int candidates(struct comp *c, const struct hashmap *byname, struct hostlist *pref,
-                      size_t *nlisted, const struct errout *e)
+/* CPUs of allocation entry a that no other step holds. */
+static uint32_t free_cpus(const struct comp *c, const struct placing *pl,
+                          const Tessera__NodeAlloc *a)
+{
+    const struct steplayout_input *in = pl->in;
+    uint32_t held = in->busy ? in->busy(in->arg, c->rec->job_id, a->node) : 0;
+    return held < a->cpus ? a->cpus - held : 0;
+}
+
+/* Whether node i of the allocation can take a task of c now. */
+static int has_room(const struct comp *c, const struct placing *pl,
+                    const struct hashmap *byname, size_t i)
+{
+    const Tessera__NodeAlloc *a = hashmap_get_str(byname, hostlist_nth(c->alloc, i));
+    return c->req->overcommit || free_cpus(c, pl, a) >= c->cpt;
+}
+
+/* The candidates in order of preference: the -w nodes, then the rest of the allocation
+ * minus -x, nodes with room for a task before those other steps fill, minus the nodes
+ * earlier parts of one allocation took. *nlisted gets the number of -w nodes. */
+static int candidates(struct comp *c, const struct placing *pl, const struct hashmap *byname,
+                      struct hostlist *pref, size_t *nlisted, const struct errout *e)
 {
     struct hostpattern *excl = NULL, *want = NULL;
     int listing = c->req->nodelist && *c->req->nodelist;
@@ -192,9 +224,15 @@ static int candidates(struct comp *c, const struct hashmap *byname, struct hostl
     for (size_t i = 0; i < n; i++) { /* the allocation is in natural order */
         const char *name = hostlist_nth(c->alloc, i);
         int excluded = hostpattern_contains(excl, name);
-        taken[i] = (unsigned char)excluded;
+        int earlier = pl->taken && hashmap_get_str(pl->taken, name);
+        taken[i] = (unsigned char)(excluded || earlier);
         if (!listing || !hostpattern_tally(want, name))
             continue;
+        if (earlier) { /* Slurm's words: the earlier parts' nodes are excluded */
+            rc = fail(e, TS_ESTEP_COMPONENTS, "Requested nodelist %s overlaps with excluded %s.",
+                      c->req->nodelist, name);
+            goto out;
+        }
         if (excluded) {
             rc = fail(e, TS_ENODE_CONFIG, "%s: node %s is both requested and excluded",
                       ts_strerror(TS_ENODE_CONFIG), name);
@@ -209,9 +247,11 @@ static int candidates(struct comp *c, const struct hashmap *byname, struct hostl
         rc = outside_allocation(c->req->nodelist, byname, e);
         goto out;
     }
-    for (size_t i = 0; i < n; i++)
-        if (!taken[i] && (rc = hostlist_push(pref, hostlist_nth(c->alloc, i))) != TS_OK)
-            goto out;
+    for (int full = 0; full < 2; full++)
+        for (size_t i = 0; i < n; i++)
+            if (!taken[i] && has_room(c, pl, byname, i) == !full &&
+                (rc = hostlist_push(pref, hostlist_nth(c->alloc, i))) != TS_OK)
+                goto out;
     rc = TS_OK;
 out:
     hostpattern_destroy(excl);
@@ -220,13 +260,16 @@ out:
     return rc;
 }
 
-/* N from the request, ncand candidates of which nlisted were named with -w. */
+/* N from the request, ncand candidates of which nlisted were named with -w; packed, when
+ * not 0, is the preferred count instead of the tasks'. */
 static int node_count(const Tessera__StepComponentRequest *r, size_t ncand, size_t nlisted,
-                      uint32_t *nnodes, const struct errout *e)
+                      uint64_t packed, uint32_t *nnodes, const struct errout *e)
 {
     uint64_t want, lo = 1, hi = UINT32_MAX;
     if (nlisted) { /* -w names the step's nodes */
         want = nlisted;
+    } else if (packed) {
+        want = packed;
     } else if (r->ntasks) {
         want = r->ntasks;
         if (r->ntasks_per_node) /* as many nodes as that many tasks a node takes */
@@ -264,22 +307,52 @@ static int node_count(const Tessera__StepComponentRequest *r, size_t ncand, size
  * Tasks
  * ------------------------------------------------------------------------------------ */
 
+/* How many tasks of c allocation entry a takes: its free CPUs over -c, any number with
+ * -O; at most --ntasks-per-node. */
+static uint32_t node_capacity(const struct comp *c, const struct placing *pl,
+                              const Tessera__NodeAlloc *a)
+{
+    uint32_t cap = c->req->overcommit ? STEPLAYOUT_MAX_TASKS_PER_NODE
+                                      : free_cpus(c, pl, a) / c->cpt;
+    if (c->req->ntasks_per_node && cap > c->req->ntasks_per_node)
+        cap = c->req->ntasks_per_node;
+    return cap;
+}
+
+/* A part of one allocation without -N: as few candidates as its tasks fit on (Slurm
+ * packs them: "srun -n2 a : -n2 b" in 2 nodes of 4 CPUs puts each part on one node);
+ * 0 when it does not apply or nothing fits. */
+static uint64_t packed_count(const struct comp *c, const struct placing *pl,
+                             const struct hashmap *byname, const struct hostlist *pref)
+{
+    const Tessera__StepComponentRequest *r = c->req;
+    if (!pl->taken || r->min_nodes || r->max_nodes || !r->ntasks)
+        return 0;
+    uint64_t room = 0;
+    for (size_t i = 0; i < hostlist_count(pref); i++) {
+        room += node_capacity(c, pl, hashmap_get_str(byname, hostlist_nth(pref, i)));
+        if (room >= r->ntasks)
+            return i + 1;
+    }
+    return 0;
+}
+
 /* Each node's capacity, and the check that T tasks fit. */
-static int capacities(const struct comp *c, const struct hashmap *byname, uint64_t ntasks,
-                      uint32_t *cap, const struct errout *e)
+static int capacities(const struct comp *c, const struct placing *pl,
+                      const struct hashmap *byname, uint64_t ntasks, uint32_t *cap,
+                      const struct errout *e)
 {
     uint64_t total = 0;
     size_t n = hostlist_count(c->nodes);
     for (size_t i = 0; i < n; i++) {
         const char *name = hostlist_nth(c->nodes, i);
         const Tessera__NodeAlloc *a = hashmap_get_str(byname, name);
-        cap[i] = a->cpus / c->cpt;
-        if (c->req->ntasks_per_node && cap[i] > c->req->ntasks_per_node)
-            cap[i] = c->req->ntasks_per_node;
+        cap[i] = node_capacity(c, pl, a);
         if (cap[i] == 0)
             return fail(e, TS_ETOO_MANY_CPUS, "%s: node %s has %" PRIu32 " CPUs for %" PRIu32
-                        " per task", ts_strerror(TS_ETOO_MANY_CPUS), name, a->cpus, c->cpt);
-        total += cap[i];
+                        " per task", ts_strerror(TS_ETOO_MANY_CPUS), name, free_cpus(c, pl, a),
+                        c->cpt);
+        total += cap[i]; /* below 2^64: at most 2^32 nodes of 2^32 */
     }
     if (ntasks > total)
         return fail(e, TS_ETOO_MANY_CPUS,
@@ -324,7 +397,22 @@ static int choose_nodes(struct comp *c, const struct hostlist *pref, uint32_t nn
     return TS_OK;
 }
 
-static int place_tasks(struct comp *c, const struct hashmap *byname, const struct errout *e)
+/* The CPUs each step node's tasks take: -c each, at most the node's with -O. */
+static int count_cpus(struct comp *c, const struct hashmap *byname)
+{
+    size_t n = hostlist_count(c->nodes);
+    if (!(c->used = calloc(n ? n : 1, sizeof(*c->used))))
+        return TS_ENOMEM;
+    for (size_t i = 0; i < n; i++) {
+        const Tessera__NodeAlloc *a = hashmap_get_str(byname, hostlist_nth(c->nodes, i));
+        uint64_t want = (uint64_t)c->count[i] * c->cpt;
+        c->used[i] = (uint32_t)(want > a->cpus ? a->cpus : want);
+    }
+    return TS_OK;
+}
+
+static int place_tasks(struct comp *c, const struct placing *pl, const struct hashmap *byname,
+                       const struct errout *e)
 {
     const Tessera__StepComponentRequest *r = c->req;
     size_t n = hostlist_count(c->nodes);
@@ -343,7 +431,7 @@ static int place_tasks(struct comp *c, const struct hashmap *byname, const struc
         rc = fail(e, TS_EINVAL, "more than %" PRIu32 " tasks", UINT32_MAX);
         goto out;
     }
-    if (!cap || (rc = capacities(c, byname, ntasks, cap, e)) != TS_OK)
+    if (!cap || (rc = capacities(c, pl, byname, ntasks, cap, e)) != TS_OK)
         goto out;
     rc = TS_ENOMEM;
     c->ntasks = (uint32_t)ntasks;
@@ -351,13 +439,30 @@ static int place_tasks(struct comp *c, const struct hashmap *byname, const struc
         !(c->node_of = calloc(c->ntasks, sizeof(*c->node_of))))
         goto out;
     distribute(c, cap, r->distribution == TESSERA__STEP_DISTRIBUTION__STEP_DIST_CYCLIC);
-    rc = TS_OK;
+    rc = count_cpus(c, byname);
 out:
     free(cap);
     return rc;
 }
 
-static int place(struct comp *c, const struct errout *e)
+/* A part of one allocation asks for its -N, one node with -n or -w, else every node of
+ * the allocation (as srun's SLURM_NNODES default would); what earlier parts took is
+ * gone. Slurm 22.05's words. */
+static int room_left(const struct comp *c, const struct placing *pl, const struct errout *e)
+{
+    const Tessera__StepComponentRequest *r = c->req;
+    size_t size = hostlist_count(c->alloc);
+    uint64_t asked = r->min_nodes                                  ? r->min_nodes
+                     : r->ntasks || (r->nodelist && *r->nodelist) ? 1
+                                                                   : size;
+    if (!pl->taken || asked + pl->ntaken <= size)
+        return TS_OK;
+    return fail(e, TS_ESTEP_COMPONENTS, "Allocation failure of %" PRIu64 " nodes: job size of "
+                "%zu, already allocated %zu nodes to previous components.", asked, size,
+                pl->ntaken);
+}
+
+static int place(struct comp *c, const struct placing *pl, const struct errout *e)
 {
     struct hashmap *byname = hashmap_create();
     struct hostlist *pref = hostlist_create();
@@ -368,12 +473,13 @@ static int place(struct comp *c, const struct errout *e)
     c->cpt = c->req->cpus_per_task ? c->req->cpus_per_task : 1;
     if (!byname || !pref)
         goto out;
-    if ((rc = load_alloc(c, byname, e)) != TS_OK ||
-        (rc = candidates(c, byname, pref, &nlisted, e)) != TS_OK ||
-        (rc = node_count(c->req, hostlist_count(pref), nlisted, &nnodes, e)) != TS_OK ||
+    if ((rc = load_alloc(c, byname, e)) != TS_OK || (rc = room_left(c, pl, e)) != TS_OK ||
+        (rc = candidates(c, pl, byname, pref, &nlisted, e)) != TS_OK ||
+        (rc = node_count(c->req, hostlist_count(pref), nlisted,
+                         packed_count(c, pl, byname, pref), &nnodes, e)) != TS_OK ||
         (rc = choose_nodes(c, pref, nnodes)) != TS_OK)
         goto out;
-    rc = place_tasks(c, byname, e);
+    rc = place_tasks(c, pl, byname, e);
 out:
     hostlist_destroy(pref);
     hashmap_destroy(byname);
@@ -421,6 +527,10 @@ static int fill_component(Tessera__StepLayoutComponent *m, const struct comp *c)
     m->nnodes = (uint32_t)hostlist_count(c->nodes);
     m->cpus_per_task = c->cpt;
     m->job_nnodes = (uint32_t)hostlist_count(c->alloc);
+    if (!(m->node_cpus = malloc((m->nnodes ? m->nnodes : 1) * sizeof(*m->node_cpus))))
+        return TS_ENOMEM;
+    memcpy(m->node_cpus, c->used, m->nnodes * sizeof(*m->node_cpus));
+    m->n_node_cpus = m->nnodes;
     if (take_str(&m->nodelist, hostlist_compress(c->nodes)) != TS_OK ||
         take_str(&m->tasks_per_node, counts_text(c->count, m->nnodes)) != TS_OK ||
         take_str(&m->job_nodelist, hostlist_compress(c->alloc)) != TS_OK)
@@ -500,7 +610,7 @@ static int make_nodes(Tessera__StepLayout *l, const struct comp *comps, size_t n
     for (size_t i = 0; i < n; i++)
         for (size_t j = 0; j < hostlist_count(comps[i].nodes); j++) {
             nranks[comps[i].merged[j]] += comps[i].count[j];
-            cpus[comps[i].merged[j]] += (uint64_t)comps[i].count[j] * comps[i].cpt;
+            cpus[comps[i].merged[j]] += comps[i].used[j];
         }
     for (size_t m = 0; m < nn; m++) {
         Tessera__StepLayoutNode *node = malloc(sizeof(*node));
@@ -594,26 +704,44 @@ static int make_layout(const struct steplayout_input *in, struct comp *comps, si
  * ------------------------------------------------------------------------------------ */
 
 /* Place every component, in offset order, numbering the ranks on. */
-static int place_all(struct comp *comps, size_t n, uint32_t het_size, char *errbuf,
-                     size_t errlen)
+/* A part of one allocation placed: later parts keep off its nodes. */
+static int take_nodes(struct placing *pl, const struct comp *c)
 {
+    for (size_t j = 0; pl->taken && j < hostlist_count(c->nodes); j++) {
+        if (hashmap_put_str(pl->taken, hostlist_nth(c->nodes, j), (void *)1) != TS_OK)
+            return TS_ENOMEM;
+        pl->ntaken++;
+    }
+    return TS_OK;
+}
+
+static int place_all(const struct steplayout_input *in, struct comp *comps, size_t n,
+                     char *errbuf, size_t errlen)
+{
+    struct placing pl = {.in = in};
+    if (in->one_allocation && !(pl.taken = hashmap_create()))
+        return TS_ENOMEM;
     uint64_t next = 0;
-    for (size_t i = 0; i < n; i++) {
+    int rc = TS_OK;
+    for (size_t i = 0; rc == TS_OK && i < n; i++) {
         char prefix[40] = "";
-        if (het_size)
+        if (in->het_size)
             snprintf(prefix, sizeof(prefix), "component %" PRIu32 ": ", comps[i].offset);
         struct errout e = {errbuf, errlen, prefix};
-        int rc = place(&comps[i], &e);
+        rc = place(&comps[i], &pl, &e);
+        if (rc == TS_OK)
+            rc = take_nodes(&pl, &comps[i]);
         if (rc == TS_ENOMEM)
-            return fail(&e, rc, "%s", ts_strerror(rc));
+            rc = fail(&e, rc, "%s", ts_strerror(rc));
         if (rc != TS_OK)
-            return rc;
+            break;
         comps[i].first_rank = (uint32_t)next;
         next += comps[i].ntasks;
         if (next > UINT32_MAX)
-            return fail(&e, TS_EINVAL, "more than %" PRIu32 " tasks", UINT32_MAX);
+            rc = fail(&e, TS_EINVAL, "more than %" PRIu32 " tasks", UINT32_MAX);
     }
-    return TS_OK;
+    hashmap_destroy(pl.taken);
+    return rc;
 }
 
 int steplayout_build(const struct steplayout_input *in, Tessera__StepLayout **out,
@@ -637,7 +765,7 @@ int steplayout_build(const struct steplayout_input *in, Tessera__StepLayout **ou
         goto error;
     tessera__step_layout__init(l);
     if ((rc = comps_init(in, comps, &e)) != TS_OK ||
-        (rc = place_all(comps, n, in->het_size, errbuf, errlen)) != TS_OK ||
+        (rc = place_all(in, comps, n, errbuf, errlen)) != TS_OK ||
         (rc = make_layout(in, comps, n, l, &e)) != TS_OK)
         goto error;
     for (size_t i = 0; i < n; i++)

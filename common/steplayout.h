@@ -32,10 +32,22 @@
  *               ascending offset whatever the input order; first_rank is the sum of the
  *               tasks of the components before.
  *
+ *   Busy CPUs   a node's capacity counts only the CPUs no other step holds there (the busy
+ *               callback); candidates with no room for a task come after those with room.
+ *               -O (overcommit) lifts the CPU bound: up to STEPLAYOUT_MAX_TASKS_PER_NODE
+ *               tasks a node (or --ntasks-per-node), taking at most its CPUs.
+ *
+ * Parts of one allocation (one_allocation: "srun -N1 -n4 a : -N1 -n1 b" in a plain job)
+ * are placed in index order as above, each on nodes no earlier part took: a -w naming
+ * such a node, or a part asking for more nodes than are left (its -N, one node with -n
+ * or -w, else all of the allocation), is TS_ESTEP_COMPONENTS with Slurm's text. A part
+ * with -n and without -N or -w takes as few candidates as its tasks fit on.
+ *
  * The step's node list (`nodes`, index = SLURM_NODEID) is the union of the components'
  * step nodes in natural order; a node shared by components appears once, with every rank
  * of the step there (ascending), rank_components[i] the index into `components` of
- * ranks[i], and cpus = the sum of tasks x cpus_per_task of each component there. */
+ * ranks[i], and cpus = the sum of the CPUs each component takes there (tasks x cpus_per_task,
+ * at most the allocation's CPUs with -O: StepLayoutComponent.node_cpus). */
 #ifndef TESSERA_COMMON_STEPLAYOUT_H
 #define TESSERA_COMMON_STEPLAYOUT_H
 
@@ -62,7 +74,17 @@ struct steplayout_input {
     void *arg;
     int64_t issued, expires;
     int64_t issued_ms;          /* issued, to the millisecond */
+    /* srun A : B in a plain job: every component is the same record, req->het_group the
+     * part's index (0..n-1, the layout's offset); see "Parts of one allocation" above */
+    int one_allocation;
+    /* CPUs other steps hold on node within the component whose own id is job_id (NULL:
+     * none); a step places its tasks on what is left */
+    uint32_t (*busy)(void *arg, uint32_t job_id, const char *node);
 };
+
+/* With -O a node takes tasks beyond its CPUs, up to this many (Slurm's MaxTasksPerNode
+ * default). */
+#define STEPLAYOUT_MAX_TASKS_PER_NODE 512
 
 /* Place the step. On success *out is a new layout (free with steplayout_free) and TS_OK
  * is returned. On error *out is NULL, errbuf (when errlen > 0) gets a one-line reason

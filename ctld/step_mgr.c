@@ -27,6 +27,7 @@
 #include "common/conf.h"
 #include "common/cred.h"
 #include "common/errors.h"
+#include "common/hashmap.h"
 #include "common/hostlist.h"
 #include "common/jobid.h"
 #include "common/jobstate.h"
@@ -37,6 +38,7 @@
 #include "common/steplayout.h"
 #include "common/store.h"
 
+#include <inttypes.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -240,10 +242,16 @@ static int check_components(struct ctld *c, struct job *leader,
     return TS_OK;
 }
 
+/* What the layout's callbacks see. */
+struct placing_ctx {
+    struct ctld *c;
+    struct hashmap *busy; /* "<component id> <node>" -> CPUs held + 1; NULL: none counted */
+};
+
 static int node_addr(void *arg, const char *name, const char **addr, uint16_t *port)
 {
-    struct ctld *c = arg;
-    const struct conf_node *n = conf_find_node(c->conf, name);
+    const struct placing_ctx *pc = arg;
+    const struct conf_node *n = conf_find_node(pc->c->conf, name);
     if (!n)
         return TS_EINVALID_NODE_NAME;
     *addr = n->addr;
@@ -251,9 +259,99 @@ static int node_addr(void *arg, const char *name, const char **addr, uint16_t *p
     return TS_OK;
 }
 
-/* The per-component records of a new step, queued in the open batch. */
+static void busy_key(char *key, size_t len, uint32_t job_id, const char *node)
+{
+    snprintf(key, len, "%" PRIu32 " %s", job_id, node);
+}
+
+static uint32_t busy_cpus(void *arg, uint32_t job_id, const char *node)
+{
+    const struct placing_ctx *pc = arg;
+    char key[300];
+    busy_key(key, sizeof(key), job_id, node);
+    uintptr_t v = pc->busy ? (uintptr_t)hashmap_get_str(pc->busy, key) : 0;
+    return v ? (uint32_t)(v - 1) : 0;
+}
+
+/* Add what record r holds on its nodes to the map. */
+static int hold(struct hashmap *busy, const Tessera__StepRecord *r)
+{
+    struct hostlist *hl = NULL;
+    if (r->n_node_cpus == 0)
+        return TS_OK; /* --overlap, or a record from before steps held CPUs */
+    int err = hostlist_expand(r->nodes, &hl);
+    for (size_t i = 0; !err && i < r->n_node_cpus && i < hostlist_count(hl); i++) {
+        char key[300];
+        busy_key(key, sizeof(key), r->job_id, hostlist_nth(hl, i));
+        uintptr_t v = (uintptr_t)hashmap_get_str(busy, key);
+        uint64_t sum = (v ? v - 1 : 0) + (uint64_t)r->node_cpus[i];
+        err = hashmap_put_str(busy, key, (void *)(uintptr_t)((sum > UINT32_MAX ? UINT32_MAX : sum) + 1));
+    }
+    hostlist_destroy(hl);
+    return err;
+}
+
+/* The CPUs the running steps of the job hold, per component and node (docs/steps.md,
+ * "Steps that share an allocation"). */
+static int busy_map(struct job *leader, struct hashmap **out)
+{
+    struct hashmap *busy = hashmap_create();
+    int err = busy ? TS_OK : TS_ENOMEM;
+    for (size_t i = 0; !err && i < job_ncomponents(leader); i++)
+        for (struct step *s = job_component(leader, i)->steps; !err && s; s = s->next)
+            if (s->rec->state == TESSERA__JOB_STATE__JOB_RUNNING)
+                err = hold(busy, s->rec);
+    if (err) {
+        hashmap_destroy(busy);
+        busy = NULL;
+    }
+    *out = busy;
+    return err;
+}
+
+/* What one record of a step counts: a layout component, or for the parts of one
+ * allocation the whole step. */
+struct record_view {
+    uint32_t nnodes, ntasks, cpus;
+    const char *nodelist, *partition;
+    const uint32_t *node_cpus;
+    size_t n_node_cpus;
+};
+
+static struct record_view view_of_component(const Tessera__StepLayoutComponent *lc)
+{
+    return (struct record_view){
+        .nnodes = lc->nnodes,
+        .ntasks = lc->ntasks,
+        .cpus = arith_mul_u32_sat(lc->ntasks, lc->cpus_per_task ? lc->cpus_per_task : 1),
+        .nodelist = lc->nodelist,
+        .partition = lc->partition,
+        .node_cpus = lc->node_cpus,
+        .n_node_cpus = lc->n_node_cpus,
+    };
+}
+
+/* The parts of one allocation run on nodes of their own, so the layout's nodes, in
+ * order, are theirs with the CPUs they take. */
+static struct record_view view_of_step(const Tessera__StepLayout *l, uint32_t *node_cpus)
+{
+    struct record_view v = {.nnodes = (uint32_t)l->n_nodes, .ntasks = l->ntasks,
+                            .nodelist = l->nodelist, .node_cpus = node_cpus,
+                            .partition = l->n_components ? l->components[0]->partition : "",
+                            .n_node_cpus = l->n_nodes};
+    uint64_t cpus = 0;
+    for (size_t m = 0; m < l->n_nodes; m++) {
+        node_cpus[m] = l->nodes[m]->cpus;
+        cpus += l->nodes[m]->cpus;
+    }
+    v.cpus = cpus > UINT32_MAX ? UINT32_MAX : (uint32_t)cpus;
+    return v;
+}
+
+/* The per-component records of a new step, queued in the open batch; an --overlap step
+ * holds no CPUs. */
 static int record_step(struct ctld *c, struct job *j, const Tessera__StepLayout *l,
-                       const Tessera__StepLayoutComponent *lc, const char *name, time_t now)
+                       const struct record_view *v, int overlap, const char *name, time_t now)
 {
     struct step *s = calloc(1, sizeof(*s));
     Tessera__StepRecord *r = s ? calloc(1, sizeof(*r)) : NULL;
@@ -270,13 +368,20 @@ static int record_step(struct ctld *c, struct job *j, const Tessera__StepLayout 
     r->het_job_offset = j->rec->het_job_offset;
     r->state = TESSERA__JOB_STATE__JOB_RUNNING;
     r->start_time = now;
-    r->nnodes = lc->nnodes;
-    r->ntasks = lc->ntasks;
-    r->cpus = arith_mul_u32_sat(lc->ntasks, lc->cpus_per_task ? lc->cpus_per_task : 1);
+    r->nnodes = v->nnodes;
+    r->ntasks = v->ntasks;
+    r->cpus = v->cpus;
     r->user_id = l->uid;
-    int err = pbutil_set_string(&r->name, name) || pbutil_set_string(&r->nodes, lc->nodelist) ||
-              pbutil_set_string(&r->partition, lc->partition) ||
+    int err = pbutil_set_string(&r->name, name) || pbutil_set_string(&r->nodes, v->nodelist) ||
+              pbutil_set_string(&r->partition, v->partition) ||
               pbutil_set_string(&r->step_nodes, l->nodelist);
+    if (!err && !overlap && v->n_node_cpus) {
+        if (!(r->node_cpus = malloc(v->n_node_cpus * sizeof(*r->node_cpus))))
+            err = 1;
+        else
+            memcpy(r->node_cpus, v->node_cpus, (r->n_node_cpus = v->n_node_cpus) *
+                                                   sizeof(*r->node_cpus));
+    }
     r->pending_nodes = calloc(l->n_nodes ? l->n_nodes : 1, sizeof(char *));
     for (size_t i = 0; !err && r->pending_nodes && i < l->n_nodes; i++) {
         if (!(r->pending_nodes[i] = strdup(l->nodes[i]->name)))
@@ -320,6 +425,72 @@ void step_create_response_clear(Tessera__StepCreateResponse *resp)
     tessera__step_create_response__init(resp);
 }
 
+/* The parts of one allocation (srun A : B in a plain job): part i is the request whose
+ * het_group is i, and every part runs in the job's one component. */
+static int check_parts(struct job *leader, const Tessera__StepCreateRequest *req,
+                       struct steplayout_component *parts)
+{
+    if (job_is_het(leader) || job_ncomponents(leader) != 1)
+        return TS_EHET_GROUP; /* srun maps a het job's components itself */
+    for (size_t i = 0; i < req->n_components; i++) {
+        const Tessera__StepComponentRequest *cr = req->components[i];
+        if (cr->het_group >= req->n_components || parts[cr->het_group].req)
+            return TS_EINVAL;
+        parts[cr->het_group].rec = leader->rec;
+        parts[cr->het_group].req = cr;
+    }
+    return TS_OK;
+}
+
+/* The layout, on the CPUs other steps leave; one that would fit but for them is
+ * TS_ESTEP_BUSY (srun waits and asks again). */
+static int place_step(struct steplayout_input *in, Tessera__StepLayout **out, char *errbuf,
+                      size_t errlen)
+{
+    int err = steplayout_build(in, out, errbuf, errlen);
+    if (err != TS_ETOO_MANY_CPUS || !in->busy)
+        return err;
+    in->busy = NULL;
+    Tessera__StepLayout *idle = NULL;
+    if (steplayout_build(in, &idle, NULL, 0) != TS_OK)
+        return err;
+    steplayout_free(idle);
+    snprintf(errbuf, errlen, "%s", ts_strerror(TS_ESTEP_BUSY));
+    return TS_ESTEP_BUSY;
+}
+
+/* Take the step id on every component of the step and queue its records. */
+static int record_all(struct ctld *c, struct job *leader, const Tessera__StepCreateRequest *req,
+                      const Tessera__StepLayout *l, time_t now)
+{
+    int err = TS_OK;
+    if (req->one_allocation) { /* one record: the step is one job's */
+        uint32_t *node_cpus = calloc(l->n_nodes ? l->n_nodes : 1, sizeof(*node_cpus));
+        if (!node_cpus)
+            return TS_ENOMEM;
+        struct record_view v = view_of_step(l, node_cpus);
+        leader->rec->next_step_id = l->step_id + 1;
+        err = job_save(c, leader);
+        if (!err)
+            err = record_step(c, leader, l, &v, req->overlap, req->name, now);
+        free(node_cpus);
+        return err;
+    }
+    for (size_t i = 0; !err && i < l->n_components; i++) {
+        const Tessera__StepLayoutComponent *lc = l->components[i];
+        struct job *cj = job_component(leader, lc->offset);
+        struct record_view v = view_of_component(lc);
+        cj->rec->next_step_id = l->step_id + 1;
+        err = job_save(c, cj);
+        if (!err)
+            err = record_step(c, cj, l, &v, req->overlap, req->name, now);
+    }
+    return err;
+}
+
+/* At most this many parts of one allocation (srun's own bound on components). */
+#define STEP_MAX_PARTS 128
+
 int step_create(struct ctld *c, const Tessera__StepCreateRequest *req, uid_t uid,
                 Tessera__StepCreateResponse *resp, char *errbuf, size_t errlen)
 {
@@ -332,18 +503,22 @@ int step_create(struct ctld *c, const Tessera__StepCreateRequest *req, uid_t uid
     int err = check_job(c, leader, uid);
     if (err)
         return err;
-    size_t ncomp = job_ncomponents(leader);
-    struct steplayout_component *all = calloc(ncomp, sizeof(*all));
-    struct steplayout_component *chosen = calloc(ncomp, sizeof(*chosen));
-    if (!all || !chosen) {
+    if (req->one_allocation && (req->n_components == 0 || req->n_components > STEP_MAX_PARTS))
+        return TS_EINVAL;
+    size_t nslots = req->one_allocation ? req->n_components : job_ncomponents(leader);
+    struct steplayout_component *all = calloc(nslots, sizeof(*all));
+    struct steplayout_component *chosen = calloc(nslots, sizeof(*chosen));
+    struct placing_ctx pc = {.c = c};
+    if (!all || !chosen || (!req->overlap && busy_map(leader, &pc.busy) != TS_OK)) {
         free(all);
         free(chosen);
         return TS_ENOMEM;
     }
-    err = check_components(c, leader, req, all, errbuf, errlen);
+    err = req->one_allocation ? check_parts(leader, req, all)
+                              : check_components(c, leader, req, all, errbuf, errlen);
     size_t n = 0;
     uint32_t step_id = 0;
-    for (size_t i = 0; !err && i < ncomp; i++) {
+    for (size_t i = 0; !err && i < nslots; i++) {
         if (!all[i].req)
             continue;
         chosen[n++] = all[i];
@@ -362,30 +537,27 @@ int step_create(struct ctld *c, const Tessera__StepCreateRequest *req, uid_t uid
         .gid = leader->rec->desc->group_id,
         .user_name = uname,
         .cluster = c->conf->cluster_name,
-        .het_size = job_is_het(leader) ? (uint32_t)ncomp : 0,
+        .het_size = job_is_het(leader) ? (uint32_t)job_ncomponents(leader) : 0,
         .components = chosen,
         .ncomponents = n,
         .node_addr = node_addr,
-        .arg = c,
+        .arg = &pc,
         .issued = now,
         .issued_ms = (int64_t)clock_now.tv_sec * 1000 + clock_now.tv_nsec / 1000000,
         .expires = now + CRED_STEP_LIFETIME,
+        .one_allocation = req->one_allocation,
+        .busy = pc.busy ? busy_cpus : NULL,
     };
     if (!err)
-        err = steplayout_build(&in, &resp->layout, errbuf, errlen);
+        err = place_step(&in, &resp->layout, errbuf, errlen);
     if (!err)
         err = sign_layout(c, resp);
     /* the ids are taken and the records stored only once the step surely exists */
-    for (size_t i = 0; !err && i < resp->layout->n_components; i++) {
-        const Tessera__StepLayoutComponent *lc = resp->layout->components[i];
-        struct job *cj = job_component(leader, lc->offset);
-        cj->rec->next_step_id = step_id + 1;
-        err = job_save(c, cj);
-        if (!err)
-            err = record_step(c, cj, resp->layout, lc, req->name, now);
-    }
+    if (!err)
+        err = record_all(c, leader, req, resp->layout, now);
     free(all);
     free(chosen);
+    hashmap_destroy(pc.busy);
     if (err) {
         step_create_response_clear(resp);
         return err;

@@ -138,7 +138,8 @@ static void expect_state(const struct result *r, unsigned job, unsigned k, unsig
 /* scancel of one component's step stops that step alone, while steps of the other
  * components with the same step id run on the same node; a step over two components is
  * cancelled whole. "J.S" with the leader's id J names component 0's step S (as squeue -s
- * shows it), not every component's. */
+ * shows it), not every component's. Each component has one CPU: the steps share them
+ * (--overlap), as they must to run at once. */
 static void test_cancel_one_component_step(void **state)
 {
     (void)state;
@@ -148,14 +149,14 @@ static void test_cancel_one_component_step(void **state)
         "until_running() { for i in $(seq 200); do [ $(running) = $1 ] && break; sleep 0.1; "
         "done; }; "
         /* 1721.0, 1722.0, 1723.0 */
-        "srun --het-group=0 sleep 60 & p0=$!; "
-        "srun --het-group=1 sleep 60 & p1=$!; "
-        "srun --het-group=2 sleep 60 & p2=$!; "
+        "srun --overlap --het-group=0 sleep 60 & p0=$!; "
+        "srun --overlap --het-group=1 sleep 60 & p1=$!; "
+        "srun --overlap --het-group=2 sleep 60 & p2=$!; "
         "until_running 3; "
         "scancel $((J+1)).0; wait $p1; echo rc1=$?; "
         /* 1722.1 and the step 1721.1 + 1723.1 (leader id and step id alike) */
-        "srun --het-group=1 sleep 60 & p3=$!; "
-        "srun --het-group=0,2 sleep 60 & p4=$!; "
+        "srun --overlap --het-group=1 sleep 60 & p3=$!; "
+        "srun --overlap --het-group=0,2 sleep 60 & p4=$!; "
         "until_running 5; "
         "squeue -h -s -j $J.1 -o 'q %i'; "
         "scancel $J.1; wait $p4; echo rc4=$?; "

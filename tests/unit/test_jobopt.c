@@ -1313,6 +1313,22 @@ static void test_env_salloc_srun(void **state)
     assert_false(o.components[0]->has_cpus_per_task);
     jobopt_free(&o);
 
+    /* srun --jobid, --overlap, -O (also from SLURM_OVERLAP, SLURM_OVERCOMMIT); sbatch has
+     * no -O */
+    ok(JOBOPT_SRUN, ARGV("--jobid=42", "--overlap", "-O", "prog"), NULL, NULL, &o);
+    assert_int_equal(o.jobid, 42);
+    assert_true(o.overlap);
+    assert_true(o.overcommit);
+    jobopt_free(&o);
+    ok(JOBOPT_SRUN, ARGV("prog"), ENV("SLURM_OVERLAP=1", "SLURM_OVERCOMMIT=yes"), NULL, &o);
+    assert_int_equal(o.jobid, 0);
+    assert_true(o.overlap && o.overcommit);
+    jobopt_free(&o);
+    bad(JOBOPT_SRUN, ARGV("--jobid=abc", "prog"), NULL, NULL, TS_EOPTVALUE,
+        "Invalid numeric value \"abc\" for --jobid.");
+    bad(JOBOPT_SBATCH, ARGV("-O", "x.sh"), NULL, "#!/bin/sh\n", TS_EOPTVALUE,
+        "--overcommit is not supported");
+
     /* inside an allocation SLURM_JOB_NAME is the allocation's name */
     ok(JOBOPT_SRUN, ARGV("/bin/prog"), ENV("SLURM_JOB_NAME=batch", "SLURM_JOB_ID=5"), NULL,
        &o);

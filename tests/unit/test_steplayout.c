@@ -711,6 +711,123 @@ static void test_process_mapping(void **state)
     steplayout_free(l);
 }
 
+/* ---- parts of one allocation, busy CPUs, -O ------------------------------------------ */
+
+/* CPUs other steps hold: 3 on n1 of job 70, none elsewhere. */
+static uint32_t three_on_n1(void *arg, uint32_t job_id, const char *node)
+{
+    (void)arg;
+    return job_id == 70 && !strcmp(node, "n1") ? 3 : 0;
+}
+
+/* Parts of one plain job's allocation (n1, n2: 4 CPUs each), req[i] for part i. */
+static int build_parts(const Tessera__StepComponentRequest *req, size_t n,
+                       uint32_t (*busy)(void *, uint32_t, const char *), Tessera__StepLayout **l,
+                       char *err, size_t errlen)
+{
+    static struct fx f;
+    fx_init(&f, 70, 0, "debug");
+    fx_node(&f, "n1", 4);
+    fx_node(&f, "n2", 4);
+    struct steplayout_component comps[4];
+    assert_true(n <= 4);
+    for (size_t i = 0; i < n; i++) {
+        comps[i].rec = &f.rec;
+        comps[i].req = &req[i];
+    }
+    struct steplayout_input in = {
+        .job_id = 70, .step_id = 0, .uid = 1000, .gid = 100, .user_name = "alice",
+        .cluster = "ref", .components = comps, .ncomponents = n, .issued = 1,
+        .expires = 2, .one_allocation = 1, .busy = busy,
+    };
+    *l = NULL;
+    return steplayout_build(&in, l, err, errlen);
+}
+
+static Tessera__StepComponentRequest part(uint32_t index, uint32_t ntasks, uint32_t nodes)
+{
+    Tessera__StepComponentRequest q = TESSERA__STEP_COMPONENT_REQUEST__INIT;
+    q.het_group = index;
+    q.ntasks = ntasks;
+    q.min_nodes = nodes;
+    return q;
+}
+
+/* "srun -N1 -n4 a : -N1 -n1 b" in 2 nodes of 4 CPUs: ranks 0-3 on n1, 4 on n2, one world
+ * (Slurm 22.05); "-n2 : -n2" packs each part on a node of its own. */
+static void test_parts_of_one_allocation(void **state)
+{
+    Tessera__StepComponentRequest q[3] = {part(0, 4, 1), part(1, 1, 1)};
+    Tessera__StepLayout *l;
+    char err[256];
+    assert_int_equal(build_parts(q, 2, NULL, &l, err, sizeof(err)), TS_OK);
+    check_consistent(l);
+    assert_int_equal(l->ntasks, 5);
+    assert_int_equal(l->het_size, 0);
+    assert_int_equal(l->n_components, 2);
+    assert_int_equal(l->components[1]->offset, 1);
+    assert_int_equal(l->components[1]->job_id, 70);
+    expect_node(l, 0, "n1", (const int[]){0, 1, 2, 3, -1});
+    expect_node(l, 1, "n2", (const int[]){4, -1});
+    assert_int_equal(l->nodes[0]->cpus, 4);
+    steplayout_free(l);
+
+    q[0] = part(0, 2, 0);
+    q[1] = part(1, 2, 0);
+    assert_int_equal(build_parts(q, 2, NULL, &l, err, sizeof(err)), TS_OK);
+    expect_node(l, 0, "n1", (const int[]){0, 1, -1});
+    expect_node(l, 1, "n2", (const int[]){2, 3, -1});
+    steplayout_free(l);
+
+    /* a third part finds no node left; a part does not fit on its one node */
+    q[0] = part(0, 1, 0);
+    q[1] = part(1, 1, 0);
+    q[2] = part(2, 1, 0);
+    assert_int_equal(build_parts(q, 3, NULL, &l, err, sizeof(err)), TS_ESTEP_COMPONENTS);
+    assert_string_equal(err, "Allocation failure of 1 nodes: job size of 2, already allocated "
+                             "2 nodes to previous components.");
+    q[0] = part(0, 5, 1);
+    assert_int_equal(build_parts(q, 2, NULL, &l, err, sizeof(err)), TS_ETOO_MANY_CPUS);
+    /* a part naming a node an earlier part took */
+    q[0] = part(0, 1, 0);
+    q[0].nodelist = "n1";
+    q[1].nodelist = "n1";
+    assert_int_equal(build_parts(q, 2, NULL, &l, err, sizeof(err)), TS_ESTEP_COMPONENTS);
+    assert_string_equal(err, "Requested nodelist n1 overlaps with excluded n1.");
+    assert_null(l);
+}
+
+/* With 3 of n1's 4 CPUs held by another step, "-n1 -c2" goes to n2 first, "-n4 -N1" no
+ * longer fits; -O takes any number of tasks, at most the node's CPUs. */
+static void test_busy_cpus_and_overcommit(void **state)
+{
+    Tessera__StepComponentRequest q = part(0, 1, 0);
+    q.cpus_per_task = 2;
+    Tessera__StepLayout *l;
+    char err[256];
+    assert_int_equal(build_parts(&q, 1, three_on_n1, &l, err, sizeof(err)), TS_OK);
+    expect_node(l, 0, "n2", (const int[]){0, -1});
+    assert_int_equal(l->components[0]->n_node_cpus, 1);
+    assert_int_equal(l->components[0]->node_cpus[0], 2);
+    steplayout_free(l);
+
+    q = part(0, 4, 1);
+    q.nodelist = "n1";
+    assert_int_equal(build_parts(&q, 1, three_on_n1, &l, err, sizeof(err)), TS_ETOO_MANY_CPUS);
+    assert_int_equal(build_parts(&q, 1, NULL, &l, err, sizeof(err)), TS_OK);
+    steplayout_free(l);
+
+    q = part(0, 9, 1);
+    q.overcommit = 1;
+    assert_int_equal(build_parts(&q, 1, three_on_n1, &l, err, sizeof(err)), TS_OK);
+    assert_int_equal(l->ntasks, 9);
+    assert_int_equal(l->n_nodes, 1);
+    assert_int_equal(l->nodes[0]->cpus, 4);
+    steplayout_free(l);
+    q.ntasks = STEPLAYOUT_MAX_TASKS_PER_NODE + 1;
+    assert_int_equal(build_parts(&q, 1, NULL, &l, err, sizeof(err)), TS_ETOO_MANY_CPUS);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -727,6 +844,8 @@ int main(void)
         cmocka_unit_test(test_bad_input),
         cmocka_unit_test(test_node_addr_error),
         cmocka_unit_test(test_process_mapping),
+        cmocka_unit_test(test_parts_of_one_allocation),
+        cmocka_unit_test(test_busy_cpus_and_overcommit),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
