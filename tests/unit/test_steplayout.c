@@ -79,18 +79,12 @@ static int no_addr_for_n3(void *arg, const char *node, const char **addr, uint16
     return TS_OK;
 }
 
-/* Build with the components in the order given by order[] (NULL: array order). */
-static int try_build(struct fx *f, const size_t *order, size_t n, uint32_t het_size,
-                     Tessera__StepLayout **out, char *err, size_t errlen)
+/* The input every test builds from: alice's step 3 of job job_id. */
+static struct steplayout_input input_of(uint32_t job_id, const struct steplayout_component *comps,
+                                        size_t n, uint32_t het_size)
 {
-    struct steplayout_component comps[4];
-    assert_true(n <= 4);
-    for (size_t i = 0; i < n; i++) {
-        comps[i].rec = &f[order ? order[i] : i].rec;
-        comps[i].req = &f[order ? order[i] : i].req;
-    }
-    struct steplayout_input in = {
-        .job_id = f[0].rec.job_id,
+    return (struct steplayout_input){
+        .job_id = job_id,
         .step_id = 3,
         .uid = 1000,
         .gid = 100,
@@ -103,6 +97,19 @@ static int try_build(struct fx *f, const size_t *order, size_t n, uint32_t het_s
         .issued = 1700000000,
         .expires = 1700000300,
     };
+}
+
+/* Build with the components in the order given by order[] (NULL: array order). */
+static int try_build(struct fx *f, const size_t *order, size_t n, uint32_t het_size,
+                     Tessera__StepLayout **out, char *err, size_t errlen)
+{
+    struct steplayout_component comps[4];
+    assert_true(n <= 4);
+    for (size_t i = 0; i < n; i++) {
+        comps[i].rec = &f[order ? order[i] : i].rec;
+        comps[i].req = &f[order ? order[i] : i].req;
+    }
+    struct steplayout_input in = input_of(f[0].rec.job_id, comps, n, het_size);
     return steplayout_build(&in, out, err, errlen);
 }
 
@@ -735,11 +742,9 @@ static int build_parts(const Tessera__StepComponentRequest *req, size_t n,
         comps[i].rec = &f.rec;
         comps[i].req = &req[i];
     }
-    struct steplayout_input in = {
-        .job_id = 70, .step_id = 0, .uid = 1000, .gid = 100, .user_name = "alice",
-        .cluster = "ref", .components = comps, .ncomponents = n, .issued = 1,
-        .expires = 2, .one_allocation = 1, .busy = busy,
-    };
+    struct steplayout_input in = input_of(70, comps, n, 0);
+    in.one_allocation = 1;
+    in.busy = busy;
     *l = NULL;
     return steplayout_build(&in, l, err, errlen);
 }
