@@ -339,6 +339,9 @@ static void report_refusal(uint32_t job_id, int err, const Tessera__Response *re
         fprintf(stderr, "%s: fatal: %s\n", PROG, text); /* Slurm's word for it */
     } else if (err == TS_EHET_GROUP || err == TS_ESTEP_COMPONENTS) {
         cmd_error(PROG, "%s", text);
+    } else if (err == TS_ESTEP_NODELIST) {
+        cmd_error(PROG, "%s", text);
+        cmd_error(PROG, "Job not submitted.");
     } else if (err == TS_EINVALID_JOB_ID) {
         cmd_error(PROG, "Unable to confirm allocation for job %u: %s", job_id, text);
         fprintf(stderr, "%s: Check SLURM_JOB_ID environment variable. Expired or invalid job "
@@ -407,8 +410,7 @@ struct job_ref {
 
 /* The job to add the step to: --jobid (from outside the job: the controller lets only its
  * owner or an administrator), else the allocation srun runs in. The component count
- * comes from the allocation's environment, so --jobid of another het job runs on its
- * first component. */
+ * comes from the allocation's environment (for another job: the controller's, below). */
 static int job_to_join(const struct jobopt *opt, struct job_ref *j)
 {
     const char *id = getenv("SLURM_JOB_ID");
@@ -520,6 +522,32 @@ static int allocate(struct ctl *ctl, const struct jobopt *opt, struct alloc *a,
     return 0;
 }
 
+/* --jobid of a job srun does not run in: its component count, as the controller shows the
+ * job (0: a plain job, or one it does not know, which step creation then reports). */
+static uint32_t het_size_of(struct ctl *ctl, uint32_t job_id)
+{
+    char id[16];
+    snprintf(id, sizeof(id), "%u", job_id);
+    char *ids[1] = {id};
+    Tessera__JobQueryRequest q = TESSERA__JOB_QUERY_REQUEST__INIT;
+    q.job_ids = ids;
+    q.n_job_ids = 1;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_JOB_QUERY;
+    req.job_query = &q;
+    Tessera__Response *resp = NULL;
+    uint32_t n = 0;
+    if (ctl_call_pages(ctl, &req, &resp) == TS_OK && !resp->error &&
+        resp->msg_case == TESSERA__RESPONSE__MSG_JOB_QUERY) {
+        const Tessera__JobQueryResponse *jq = resp->job_query;
+        for (size_t i = 0; i < jq->n_jobs; i++)
+            n += jq->jobs[i]->het_job_id && jq->jobs[i]->het_job_id == jq->jobs[0]->het_job_id;
+    }
+    if (resp)
+        tessera__response__free_unpacked(resp, NULL);
+    return n;
+}
+
 int main(int argc, char **argv)
 {
     char cwd[PATH_MAX];
@@ -556,7 +584,10 @@ int main(int argc, char **argv)
     struct alloc a = {.ctl = &ctl};
     struct job_ref job = {0};
     int rc = 1;
-    if (!job_to_join(&opt, &job)) {
+    int joined = job_to_join(&opt, &job);
+    if (joined && opt.jobid && !job.het_size)
+        job.het_size = het_size_of(&ctl, job.job_id);
+    if (!joined) {
         struct sigaction sa = {.sa_handler = on_int};
         sigaction(SIGINT, &sa, NULL);
         rc = allocate(&ctl, &opt, &a, &job);

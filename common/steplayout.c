@@ -229,7 +229,7 @@ static int candidates(struct comp *c, const struct placing *pl, const struct has
         if (!listing || !hostpattern_tally(want, name))
             continue;
         if (earlier) { /* Slurm's words: the earlier parts' nodes are excluded */
-            rc = fail(e, TS_ESTEP_COMPONENTS, "Requested nodelist %s overlaps with excluded %s.",
+            rc = fail(e, TS_ESTEP_NODELIST, "Requested nodelist %s overlaps with excluded %s.",
                       c->req->nodelist, name);
             goto out;
         }

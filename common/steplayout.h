@@ -39,8 +39,9 @@
  *
  * Parts of one allocation (one_allocation: "srun -N1 -n4 a : -N1 -n1 b" in a plain job)
  * are placed in index order as above, each on nodes no earlier part took: a -w naming
- * such a node, or a part asking for more nodes than are left (its -N, one node with -n
- * or -w, else all of the allocation), is TS_ESTEP_COMPONENTS with Slurm's text. A part
+ * such a node is TS_ESTEP_NODELIST, a part asking for more nodes than are left (its -N,
+ * one node with -n or -w, else all of the allocation) TS_ESTEP_COMPONENTS, each with
+ * Slurm's text. A part
  * with -n and without -N or -w takes as few candidates as its tasks fit on.
  *
  * The step's node list (`nodes`, index = SLURM_NODEID) is the union of the components'

@@ -107,7 +107,9 @@ static void test_het_step_in_plain_allocation(void **state)
                       "srun -l -n2 " RANKS " : -n2 " RANKS " | sort; "
                       "srun -N1 -n5 true : -N1 -n1 true 2>&1; echo rc=$?; "
                       "srun -n1 true : -n1 true : -n1 true 2>&1; echo rc=$?; "
-                      "srun --het-group=1 true 2>&1; echo rc=$?; echo done");
+                      "srun --het-group=1 true 2>&1; echo rc=$?; "
+                      "srun -w $SLURMD_NODENAME -n1 true : -w $SLURMD_NODENAME -n1 true 2>&1; "
+                      "echo rc=$?; echo node=$SLURMD_NODENAME; echo done");
     for (int r = 0; r < 4; r++)
         expect_line(out, "%d: r%d/5 n0 pmi%d/5 4,1 s0 h", r, r, r);
     expect_line(out, "4: r4/5 n1 pmi4/5 4,1 s0 h");
@@ -121,6 +123,12 @@ static void test_het_step_in_plain_allocation(void **state)
                      "allocated 2 nodes to previous components.");
     expect_line(out, "srun: error: Requested het-group offset exceeds highest hetjob index "
                      "(1 > 0)");
+    const char *node = strstr(out, "node=");
+    assert_non_null(node);
+    char name[64];
+    snprintf(name, sizeof(name), "%.*s", (int)strcspn(node + 5, "\n"), node + 5);
+    expect_line(out, "srun: error: Requested nodelist %s overlaps with excluded %s.", name, name);
+    expect_line(out, "srun: error: Job not submitted.");
     expect_line(out, "rc=1");
     assert_null(strstr(out, "rc=0"));
     free(out);
@@ -210,6 +218,18 @@ static void test_jobid_from_outside(void **state)
     r = RUN("srun", "--jobid=abc", "true");
     assert_int_equal(r.rc, 1);
     expect_line(r.err, "srun: error: Invalid numeric value \"abc\" for --jobid.");
+    result_free(&r);
+    r = RUN("scancel", sid);
+    result_free(&r);
+
+    /* a het job's component from outside: srun learns the job's components */
+    id = SUBMIT("-n1", ":", "-n1", "--wrap", "sleep 60");
+    snprintf(sid, sizeof(sid), "%u", id);
+    snprintf(opt, sizeof(opt), "--jobid=%u", id);
+    wait_for(id, "%T", "RUNNING\nRUNNING\n", 20);
+    r = RUN("srun", opt, "--het-group=1", "sh", "-c", "echo het $SLURM_HET_SIZE $SLURM_PROCID");
+    expect_ok(&r);
+    expect_line(r.out, "het 2 0");
     result_free(&r);
     r = RUN("scancel", sid);
     result_free(&r);

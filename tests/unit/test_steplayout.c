@@ -797,7 +797,7 @@ static void test_parts_of_one_allocation(void **state)
     q[0] = part(0, 1, 0);
     q[0].nodelist = "n1";
     q[1].nodelist = "n1";
-    assert_int_equal(build_parts(q, 2, NULL, &l, err, sizeof(err)), TS_ESTEP_COMPONENTS);
+    assert_int_equal(build_parts(q, 2, NULL, &l, err, sizeof(err)), TS_ESTEP_NODELIST);
     assert_string_equal(err, "Requested nodelist n1 overlaps with excluded n1.");
     assert_null(l);
 }
