@@ -29,7 +29,9 @@
  *     SLURM_JOB_NUM_NODES_HET_GROUP_<n>;
  *   - SLURM_CPUS_PER_TASK only when the task's component has more than one CPU per task
  *     (Slurm sets it whenever -c was given: the layout does not tell -c1 from no -c, and
- *     1 is what a missing value means);
+ *     1 is what a missing value means), and then always the task's own component's
+ *     (Slurm 22.05 leaves it out of a het job's steps, and gives every task of the parts
+ *     of one allocation the last part's);
  *   - on a node shared by components, SLURM_LOCALID and SLURM_GTIDS count every task of
  *     the step there (SPEC 1.5: one step instance a node), and SLURM_CPUS_ON_NODE is the
  *     step's CPUs there over all components.
