@@ -597,8 +597,8 @@ int main(int argc, char **argv)
             alloc_release(&a, rc << 8);
         }
     } else if (is_one_allocation(&opt, job.het_size, job.in_alloc) &&
-               own_counts(in, &opt) != TS_OK) {
-        cmd_error(PROG, "%s", ts_strerror(TS_ENOMEM));
+               (err = own_counts(in, &opt)) != TS_OK) {
+        cmd_error(PROG, "%s", ts_strerror(err)); /* the first parse took the same text */
     } else {
         rc = run(&ctl, &opt, &a, &job);
     }
