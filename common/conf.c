@@ -244,6 +244,7 @@ static const struct directive directives[] = {
     {"RpcMaxUnauthPerHost", DT_UINT, OFF(rpc_max_unauth_per_host), 1, 1000000, "64", NULL},
     {"RpcMaxUserConnections", DT_UINT, OFF(rpc_max_user_connections), 1, 1000000, "1024",
      NULL},
+    {"SbcastMaxFileMB", DT_UINT, OFF(sbcast_max_file_mb), 1, 1048576, "4096", NULL},
     {"SchedulerParameters", DT_STRING, OFF(scheduler_parameters), 0, 0, NULL,
      check_scheduler_parameters},
     {"SchedulerType", DT_STRING, OFF(scheduler_type), 0, 0, "sched/backfill",

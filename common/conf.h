@@ -96,6 +96,7 @@ struct conf {
     struct conf_param *sched_params; /* SchedulerParameters, split */
     size_t nsched_params;
     uint32_t min_job_age;
+    uint32_t sbcast_max_file_mb; /* SbcastMaxFileMB=: node daemons write no larger file */
     uint32_t state_min_free_mb; /* StateMinFreeMB=: submissions refused below; 0: never */
     uint32_t accounting_retention; /* months accounting records are kept; 0: for ever */
     uint32_t max_running;    /* MaxRunning=: running jobs (components) at most; 0: no limit */

@@ -14,6 +14,7 @@
 #include <limits.h>
 #include <stdarg.h>
 #include <stdbool.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -447,6 +448,43 @@ int cred_verify(const struct cred_key *k, const void *data, size_t len, const ui
     ERR_clear_error();
     /* only 1 is a good signature; 0 is a bad one and below 0 a failure: both refuse */
     return rc == 1 ? TS_OK : TS_ECRED_INVALID;
+}
+
+/* CRED_BCAST_DOMAIN, its NUL, then data: malloc'd into *out (NULL when out of memory). */
+static size_t bcast_message(const void *data, size_t len, uint8_t **out)
+{
+    size_t plen = sizeof(CRED_BCAST_DOMAIN);
+    *out = (!data && len) || len > SIZE_MAX - plen ? NULL : malloc(plen + len);
+    if (!*out)
+        return 0;
+    memcpy(*out, CRED_BCAST_DOMAIN, plen);
+    if (len)
+        memcpy(*out + plen, data, len);
+    return plen + len;
+}
+
+int cred_sign_bcast(const struct cred_key *k, const void *data, size_t len,
+                    uint8_t sig[CRED_SIG_LEN])
+{
+    uint8_t *msg;
+    size_t n = bcast_message(data, len, &msg);
+    if (!msg)
+        return TS_ENOMEM;
+    int err = cred_sign(k, msg, n, sig);
+    free(msg);
+    return err;
+}
+
+int cred_verify_bcast(const struct cred_key *k, const void *data, size_t len, const uint8_t *sig,
+                      size_t siglen)
+{
+    uint8_t *msg;
+    size_t n = bcast_message(data, len, &msg);
+    if (!msg)
+        return TS_ENOMEM;
+    int err = cred_verify(k, msg, n, sig, siglen);
+    free(msg);
+    return err;
 }
 
 /* ---- replay guard ---- */

@@ -59,6 +59,20 @@ int cred_sign(const struct cred_key *k, const void *data, size_t len, uint8_t si
 int cred_verify(const struct cred_key *k, const void *data, size_t len, const uint8_t *sig,
                 size_t siglen);
 
+/* File broadcast credentials (sbcast, docs/security.md "File broadcast") are signed over
+ * CRED_BCAST_DOMAIN (its NUL included) followed by the packed credential, so that a step
+ * credential never verifies as one, nor one as a step credential: both are signed with
+ * the same key, and a step layout's bytes might decode as a broadcast credential. The
+ * lifetime is a step credential's, which revocations on the nodes outlive. */
+#define CRED_BCAST_DOMAIN "tessera-bcast-v1"
+#define CRED_BCAST_LIFETIME CRED_STEP_LIFETIME
+
+/* cred_sign and cred_verify of a file broadcast credential (TS_ENOMEM too). */
+int cred_sign_bcast(const struct cred_key *k, const void *data, size_t len,
+                    uint8_t sig[CRED_SIG_LEN]);
+int cred_verify_bcast(const struct cred_key *k, const void *data, size_t len, const uint8_t *sig,
+                      size_t siglen);
+
 void cred_key_free(struct cred_key *k); /* NULL ok */
 
 /* Credentials seen and not yet expired, by a 64-bit identity (the node daemon uses

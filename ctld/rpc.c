@@ -140,5 +140,6 @@ const struct rpc_handler ctld_rpc_handlers[] = {
     {TESSERA__REQUEST__MSG_ACCT_QUERY, "acct_query", ctld_handle_acct_query},
     {TESSERA__REQUEST__MSG_FAIRSHARE_QUERY, "fairshare_query", ctld_handle_fairshare_query},
     {TESSERA__REQUEST__MSG_JOB_SCRIPT, "job_script", ctld_handle_job_script},
+    {TESSERA__REQUEST__MSG_BCAST_CRED, "bcast_cred", ctld_handle_bcast_cred},
 };
 const size_t ctld_rpc_nhandlers = sizeof(ctld_rpc_handlers) / sizeof(ctld_rpc_handlers[0]);

@@ -68,6 +68,8 @@ void ctld_handle_job_update(struct rpc_request *req, const Tessera__Request *msg
 /* scontrol write batch_script: a job's private data, to its owner or an administrator
  * (ctld/job_private.c). */
 void ctld_handle_job_script(struct rpc_request *req, const Tessera__Request *msg, void *arg);
+/* sbcast's credential (ctld/rpc_bcast.c) */
+void ctld_handle_bcast_cred(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_alloc_wait(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_job_finish(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 void ctld_handle_step_create(struct rpc_request *req, const Tessera__Request *msg, void *arg);

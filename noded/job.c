@@ -251,22 +251,27 @@ __attribute__((noreturn)) static void waiter_main(const struct exec_plan *plan)
     mirror_status(status);
 }
 
+int nd_user_groups(const char *user, gid_t gid, gid_t *groups, int max)
+{
+    int n = max;
+    if (getgrouplist(user, gid, groups, &n) < 0)
+        n = 0; /* more groups than we keep, or none known: the primary group alone */
+    if (n == 0) {
+        groups[0] = gid;
+        n = 1;
+    }
+    return n;
+}
+
 static int plan_exec(struct exec_plan *plan, const Tessera__BatchLaunchRequest *req,
                      const char *script)
 {
     plan->req = req;
     plan->script = script;
     plan->ngroups = -1;
-    if (geteuid() == 0 && req->uid != 0) {
-        int n = (int)(sizeof(plan->groups) / sizeof(plan->groups[0]));
-        if (getgrouplist(req->user_name, (gid_t)req->gid, plan->groups, &n) < 0)
-            n = 0; /* more groups than we keep, or none known: the primary group alone */
-        if (n == 0) {
-            plan->groups[0] = (gid_t)req->gid;
-            n = 1;
-        }
-        plan->ngroups = n;
-    }
+    if (geteuid() == 0 && req->uid != 0)
+        plan->ngroups = nd_user_groups(req->user_name, (gid_t)req->gid, plan->groups,
+                                       (int)(sizeof(plan->groups) / sizeof(plan->groups[0])));
     plan->argv = calloc(req->n_argv + 2, sizeof(char *));
     plan->envp = calloc(req->n_env + 1, sizeof(char *));
     if (!plan->argv || !plan->envp)

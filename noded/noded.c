@@ -166,6 +166,7 @@ void noded_destroy(struct noded *nd)
     if (nd->ctl)
         link_stop(nd);
     rpc_server_destroy(nd->server);
+    bcast_teardown(nd);
     job_table_destroy(nd);
     step_teardown(nd);
     spool_close(nd);

@@ -36,6 +36,7 @@ struct rusage;
 struct stepstatus_usage;
 
 struct nd_job;
+struct bcast_writer;
 struct noded;
 
 /* A step as the node names it (docs/steps.md, "Step ids"): the step is its first
@@ -133,6 +134,9 @@ struct noded {
                                 * controller's (registration) */
     struct cred_replay *replay;
     struct revoked *revoked;   /* jobs ended here: their credentials are refused */
+    /* file broadcasts (noded/bcast.c) */
+    struct bcast_writer *bcast_writers; /* children writing a block now */
+    unsigned bcast_nwriters;
 };
 
 struct noded_options {
@@ -146,6 +150,15 @@ int noded_create(const struct noded_options *opts, struct noded **out, char *err
                  size_t errlen);
 int noded_run(struct noded *nd);
 void noded_destroy(struct noded *nd);
+
+/* The groups a process of user (primary group gid) gets: at most max into groups (at
+ * least one: gid alone when the user's are unknown or too many). Before a fork: NSS. */
+int nd_user_groups(const char *user, gid_t gid, gid_t *groups, int max);
+
+/* noded/bcast.c: sbcast's blocks, written by a child that became the job's user; the
+ * answer leaves when the child ended. */
+void bcast_write(struct noded *nd, struct rpc_request *req, const Tessera__FileBcastRequest *msg);
+void bcast_teardown(struct noded *nd);
 
 /* noded/link.c */
 int link_start(struct noded *nd);

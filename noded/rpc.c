@@ -1,7 +1,7 @@
 /* The node daemon's RPC handlers: batch launches and job signals from the controller
  * (only the controller's uid, SlurmUser, and root may send them); step launches from srun
- * (anyone: the signed credential decides) and step signals (the step's user or the
- * controller). */
+ * (anyone: the signed credential decides), step signals (the step's user or the
+ * controller) and sbcast's blocks (anyone: the signed credential decides). */
 #include "noded/noded.h"
 
 #include "common/conf.h"
@@ -94,6 +94,11 @@ static void handle_step_signal(struct rpc_request *req, const Tessera__Request *
         respond_empty(req, TESSERA__RESPONSE__MSG_STEP_SIGNAL);
 }
 
+static void handle_file_bcast(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    bcast_write(arg, req, msg->file_bcast);
+}
+
 static void handle_ping(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct noded *nd = arg;
@@ -116,5 +121,6 @@ const struct rpc_handler noded_rpc_handlers[] = {
     {TESSERA__REQUEST__MSG_JOB_SIGNAL, "job_signal", handle_job_signal},
     {TESSERA__REQUEST__MSG_STEP_LAUNCH, "step_launch", handle_step_launch},
     {TESSERA__REQUEST__MSG_STEP_SIGNAL, "step_signal", handle_step_signal},
+    {TESSERA__REQUEST__MSG_FILE_BCAST, "file_bcast", handle_file_bcast},
 };
 const size_t noded_rpc_nhandlers = sizeof(noded_rpc_handlers) / sizeof(noded_rpc_handlers[0]);

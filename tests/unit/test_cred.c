@@ -145,6 +145,25 @@ static void test_sign_verify(void **state)
     cred_key_free(NULL);
 }
 
+/* A file broadcast credential's signature covers its domain: neither kind of credential
+ * verifies as the other, even over the same bytes. */
+static void test_bcast_domain(void **state)
+{
+    struct cred_key *k;
+    assert_int_equal(cred_key_generate(&k), TS_OK);
+    uint8_t step_sig[CRED_SIG_LEN], bcast_sig[CRED_SIG_LEN];
+    assert_int_equal(cred_sign(k, msg, sizeof(msg), step_sig), TS_OK);
+    assert_int_equal(cred_sign_bcast(k, msg, sizeof(msg), bcast_sig), TS_OK);
+    assert_int_equal(cred_verify_bcast(k, msg, sizeof(msg), bcast_sig, sizeof(bcast_sig)), TS_OK);
+    assert_int_equal(cred_verify_bcast(k, msg, sizeof(msg), step_sig, sizeof(step_sig)),
+                     TS_ECRED_INVALID);
+    assert_int_equal(cred_verify(k, msg, sizeof(msg), bcast_sig, sizeof(bcast_sig)),
+                     TS_ECRED_INVALID);
+    assert_int_equal(cred_verify_bcast(k, msg, sizeof(msg) - 1, bcast_sig, sizeof(bcast_sig)),
+                     TS_ECRED_INVALID);
+    cred_key_free(k);
+}
+
 static void test_flipped_bits(void **state)
 {
     struct cred_key *k;
@@ -700,6 +719,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sign_verify),
         cmocka_unit_test(test_flipped_bits),
+        cmocka_unit_test(test_bcast_domain),
         cmocka_unit_test(test_wrong_key),
         cmocka_unit_test(test_signature_length),
         cmocka_unit_test(test_public_pem),
