@@ -31,6 +31,7 @@ struct scontrol {
     const char *conf_path;
     int conf_loaded;
     int oneliner; /* -o: one record per line */
+    int details;  /* -d, -dd: per-node lines of show job */
 };
 
 typedef int (*command_fn)(struct scontrol *s, int argc, char **argv);
@@ -204,6 +205,8 @@ static int show_jobs(struct scontrol *s, const char *id)
     if (jq->n_jobs == 0 && !id)
         printf("No jobs in the system\n");
     struct jobfmt_ctx *ctx = jobfmt_ctx_create((time_t)jq->now);
+    if (ctx)
+        jobfmt_ctx_set_details(ctx, s->details);
     for (size_t i = 0; ctx && i < jq->n_jobs; i++) {
         char *text = jobfmt_show_job(jq->jobs[i], ctx, s->oneliner);
         if (text)
@@ -828,6 +831,7 @@ static void usage(FILE *out)
             "    Valid <OPTION> values are:\n"
             "     --config=FILE  use FILE instead of $TESSERA_CONF or "
             "/etc/tessera/tessera.conf\n"
+            "     -d, --details  show job: the CPUs and memory held on each node\n"
             "     -h, --help     print this description of use\n"
             "     -V, --version  print the version\n"
             "\n"
@@ -859,6 +863,7 @@ int main(int argc, char **argv)
     struct scontrol s = {0};
     static const struct option longopts[] = {
         {"config", required_argument, NULL, 'f'},
+        {"details", no_argument, NULL, 'd'},
         {"help", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'},
         {"usage", no_argument, NULL, 'h'},
@@ -867,8 +872,9 @@ int main(int argc, char **argv)
     argv[0] = (char *)PROG; /* getopt's messages name the command as Slurm's do */
     int ch;
     /* "+": stop at the first keyword, so its arguments are never taken for options */
-    while ((ch = getopt_long(argc, argv, "+hV", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "+dhV", longopts, NULL)) != -1) {
         switch (ch) {
+        case 'd': s.details++; break;
         case 'f': s.conf_path = optarg; break;
         case 'h': usage(stdout); return 0;
         case 'V': puts(TESSERA_VERSION_LINE); return 0;

@@ -653,8 +653,9 @@ static int node_set(struct parse *p, struct conf_node *n, const char *key, const
     uint32_t u32;
     uint64_t u64;
     if (!strcasecmp(key, "CPUs") || !strcasecmp(key, "Procs")) {
-        if (parse_u32(value, 1, 1u << 20, &u32))
-            return fail(p, "CPUs must be a number from 1 to %u, not '%s'", 1u << 20, value);
+        if (parse_u32(value, 1, CONF_MAX_NODE_CPUS, &u32))
+            return fail(p, "CPUs must be a number from 1 to %u, not '%s'", CONF_MAX_NODE_CPUS,
+                        value);
         n->cpus = u32;
     } else if (!strcasecmp(key, "Sockets")) {
         if (parse_u32(value, 1, 4096, &n->sockets))

@@ -17,6 +17,7 @@
 #define CONF_DEFAULT_PATH "/etc/tessera/tessera.conf"
 #define CONF_ENV "TESSERA_CONF"
 #define CONF_UNLIMITED INT64_C(-1) /* time limits: no limit */
+#define CONF_MAX_NODE_CPUS (1u << 20) /* a node line's CPUs= at most */
 #define CONF_MAX_NODES (1u << 18)  /* more nodes than this is a configuration error */
 /* The largest MaxScriptSize and MaxEnvSize: with the other fields of a job (bounded in
  * ctld/job_limits.c) one job's record stays well inside a 16 MiB frame. */

@@ -89,6 +89,11 @@ void jobfmt_ctx_set_names(struct jobfmt_ctx *ctx, struct namecache *names)
     ctx->names = names;
 }
 
+void jobfmt_ctx_set_details(struct jobfmt_ctx *ctx, int level)
+{
+    ctx->details = level;
+}
+
 const char *jobfmt_user_name(struct jobfmt_ctx *ctx, uint32_t uid)
 {
     return cached_name(ctx, ctx->users, NAMECACHE_USER, uid);

@@ -4,6 +4,8 @@
  * than disappearing: scripts index the layout as much as the keys. */
 #include "common/jobfmt.h"
 
+#include "common/errors.h"
+#include "common/hostlist.h"
 #include "common/jobfmt_int.h"
 #include "common/jobstate.h"
 #include "common/timefmt.h"
@@ -180,7 +182,41 @@ static void show_place(struct rec *r, const Tessera__JobRecord *job)
     }
 }
 
-static void show_resources(struct rec *r, const Tessera__JobRecord *job)
+/* Allocations [from, to) hold the same CPU indices and memory on each node: one line. */
+static size_t same_holds_end(const Tessera__JobRecord *job, size_t from)
+{
+    const Tessera__NodeAlloc *a = job->allocs[from];
+    size_t to = from + 1;
+    while (to < job->n_allocs && job->allocs[to]->mem_mb == a->mem_mb &&
+           !strcmp(job->allocs[to]->cpu_ids ? job->allocs[to]->cpu_ids : "",
+                   a->cpu_ids ? a->cpu_ids : ""))
+        to++;
+    return to;
+}
+
+/* -d: "JOB_GRES=(null)", then per group of consecutive nodes with the same CPU indices
+ * and memory "  Nodes=n[1-2] CPU_IDs=0-1 Mem=100 GRES=" (Slurm indents it by five). */
+static void show_node_details(struct rec *r, const Tessera__JobRecord *job)
+{
+    rec_line(r);
+    rec_add(r, "JOB_GRES=(null)");
+    for (size_t i = 0, next; i < job->n_allocs; i = next) {
+        next = same_holds_end(job, i);
+        struct hostlist *hl = hostlist_create();
+        for (size_t k = i; hl && k < next; k++)
+            if (hostlist_push(hl, job->allocs[k]->node) != TS_OK)
+                break;
+        char *names = hl ? hostlist_compress(hl) : NULL;
+        hostlist_destroy(hl);
+        const Tessera__NodeAlloc *a = job->allocs[i];
+        rec_line(r);
+        rec_add(r, "  Nodes=%s CPU_IDs=%s Mem=%" PRIu64 " GRES=", names ? names : a->node,
+                a->cpu_ids ? a->cpu_ids : "", a->mem_mb);
+        free(names);
+    }
+}
+
+static void show_resources(struct rec *r, const Tessera__JobRecord *job, struct jobfmt_ctx *ctx)
 {
     const Tessera__JobDesc *d = D(job);
     char nodes[32], tasks[16], tres[256], mem[32];
@@ -201,6 +237,8 @@ static void show_resources(struct rec *r, const Tessera__JobRecord *job)
     rec_line(r);
     rec_add(r, "Socks/Node=* NtasksPerN:B:S:C=%" PRIu32 ":0:*:* CoreSpec=*",
             d->has_ntasks_per_node ? d->ntasks_per_node : 0);
+    if (ctx->details)
+        show_node_details(r, job);
     rec_line(r);
     rec_add(r, "MinCPUsNode=%" PRIu32 " MinMemory%s=%s MinTmpDiskNode=0",
             jobfmt_min_cpus_node(job), per_cpu ? "CPU" : "Node",
@@ -262,7 +300,7 @@ char *jobfmt_show_job(const Tessera__JobRecord *job, struct jobfmt_ctx *ctx, int
     show_state(&r, job, ctx);
     show_times(&r, job);
     show_place(&r, job);
-    show_resources(&r, job);
+    show_resources(&r, job, ctx);
     show_files(&r, job, ctx);
     return rec_end(&r, &text);
 }

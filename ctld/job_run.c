@@ -388,12 +388,15 @@ static int record_allocation(struct ctld *c, Tessera__JobRecord *r, const struct
         if (!na)
             return TS_ENOMEM;
         tessera__node_alloc__init(na);
-        na->node = strdup(c->nodes.nodes[a->nodes[i].node].name);
+        const struct node *n = &c->nodes.nodes[a->nodes[i].node];
+        na->node = strdup(n->name);
         na->cpus = a->nodes[i].cpus;
         na->mem_mb = a->nodes[i].mem_mb;
         na->tasks = a->nodes[i].tasks;
+        /* the components started before this one on the node hold theirs already */
+        na->cpu_ids = node_cpus_pick(n, na->cpus);
         r->allocs[r->n_allocs++] = na;
-        if (!na->node)
+        if (!na->node || !na->cpu_ids)
             return TS_ENOMEM;
         r->alloc_nodes++;
         r->alloc_cpus += na->cpus;

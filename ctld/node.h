@@ -35,6 +35,9 @@ struct node {
     uint64_t alloc_mem_mb;
     uint32_t njobs;               /* running components holding part of it */
     uint32_t exclusive;           /* of those, ones that asked for --exclusive */
+    uint32_t *cpu_holds;          /* per CPU index: running components holding it
+                                   * (ctld/node_cpus.c) */
+    uint32_t cpu_holds_len;
     struct rpc_peer *peer;        /* the line to its daemon, made on first use */
     char peer_addr[256];          /* where the line goes */
     uint16_t peer_port;
@@ -68,6 +71,14 @@ int node_list_match(const struct ctld *c, const char *expr, uint32_t **out, size
 int node_available(const struct node *n);
 /* "IDLE", "MIXED", "ALLOCATED", "DOWN", "UNKNOWN", with "+DRAIN" and "+NOT_RESPONDING". */
 const char *node_state_text(const struct node *n, char *buf, size_t len);
+
+/* Which CPU indices running components hold (ctld/node_cpus.c): ids ("0-1,3", a
+ * NodeAlloc's cpu_ids) held (sign 1) or released (-1); TS_OK, TS_ENOMEM, or TS_EIDSET for
+ * text that is no id set (nothing changes then). */
+int node_cpus_hold(struct node *n, const char *ids, int sign);
+/* count CPU indices for a new allocation on n, the lowest nobody holds (the lowest held by
+ * the fewest when too few are free): malloc'd id set text, NULL when out of memory. */
+char *node_cpus_pick(const struct node *n, uint32_t count);
 
 /* What running components hold (ctld/node_mgr.c keeps the counters). */
 void node_hold(struct ctld *c, const Tessera__JobRecord *rec);

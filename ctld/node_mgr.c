@@ -29,6 +29,7 @@ static void node_clear(struct node *n)
     free(n->name);
     free(n->reason);
     free(n->version);
+    free(n->cpu_holds);
     memset(n, 0, sizeof(*n));
 }
 
@@ -189,6 +190,9 @@ static void node_apply(struct ctld *c, const Tessera__JobRecord *rec, int sign)
         struct node *n = node_find(c, rec->allocs[i]->node);
         if (!n)
             continue; /* left the configuration while the job ran */
+        if (node_cpus_hold(n, rec->allocs[i]->cpu_ids, sign) != TS_OK)
+            log_error("job %u: CPU ids '%s' on %s not %s", rec->job_id, rec->allocs[i]->cpu_ids,
+                      n->name, sign > 0 ? "held" : "released");
         if (sign > 0) {
             n->alloc_cpus += rec->allocs[i]->cpus;
             n->alloc_mem_mb += rec->allocs[i]->mem_mb;
