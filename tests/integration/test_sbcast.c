@@ -8,8 +8,9 @@
  *     the destination: the write happens as the user, without following a link;
  *   - a file larger than SbcastMaxFileMB is refused ("File too large");
  *   - forged credentials (a flipped byte, a step credential passed for a broadcast one),
- *     a credential used by another uid or on a node it does not name, and one replayed
- *     after its job ended: refused by the node daemon itself.
+ *     a credential used by another uid or on a node it does not name, one replayed after
+ *     the node daemon restarted and one after its job ended: refused by the node daemon
+ *     itself.
  * Both nodes run on this host and share /tmp, as the nodes of Slurm's reference cluster
  * do: a second node finds the file the first one wrote.
  */
@@ -22,6 +23,7 @@
 #include <fcntl.h>
 #include <grp.h>
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -30,6 +32,7 @@
 #include <string.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #include <cmocka.h>
@@ -452,12 +455,30 @@ static void test_forged_and_replayed_credentials(void **state)
     struct stat st;
     assert_int_equal(lstat(dst, &st), -1);
 
-    /* the genuine credential works, once the job has ended it is revoked on the node */
+    /* the genuine credential works */
     assert_int_equal(send_block(NOBODY, 1, bc->credential, bc->signature, dst, &errnum), 0);
     assert_int_equal(errnum, 0);
     assert_int_equal(lstat(dst, &st), 0);
     assert_int_equal(st.st_uid, NOBODY);
     assert_int_equal(unlink(dst), 0);
+
+    /* kept across a restart of the node daemon: refused there (it cannot know what the
+     * credential did before), once the clock has left the credential's second */
+    while (time(NULL) <= bc->cred->issued)
+        usleep(50000);
+    assert_int_equal(harness_noded_stop(&cluster, 1, SIGTERM), 0);
+    assert_int_equal(harness_noded_start(&cluster, 1), 0);
+    int code = -1; /* no answer while the daemon starts listening */
+    for (int i = 0; i < 200 && code == -1; i++)
+        if ((code = send_block(NOBODY, 1, bc->credential, bc->signature, dst, &errnum)) == -1)
+            usleep(50000);
+    assert_int_equal(code, TS_ECRED_REPLAYED);
+    assert_int_equal(lstat(dst, &st), -1);
+    tessera__response__free_unpacked(resp, NULL);
+
+    /* a credential taken now, used once the job has ended: revoked on the node */
+    resp = bcast_cred(id);
+    bc = resp->bcast_cred;
     cancel(id);
     wait_for(id, "%T", "CANCELLED\n", 20);
     assert_int_equal(send_block(NOBODY, 1, bc->credential, bc->signature, dst, &errnum),
