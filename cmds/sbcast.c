@@ -42,7 +42,8 @@ struct options {
     size_t block;
     int timeout_s;
     const char *source;
-    char dest[PATH_MAX];
+    const char *dest_arg; /* DEST as given */
+    char dest[PATH_MAX];  /* made absolute */
 };
 
 /* One node daemon: its line, and whether it still takes blocks. */
@@ -132,6 +133,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         return 1;
     }
     o->source = argv[optind];
+    o->dest_arg = argv[optind + 1];
     return 0;
 }
 
@@ -343,7 +345,7 @@ static void transfer_fini(struct transfer *t)
 int main(int argc, char **argv)
 {
     struct options o = {0};
-    if (parse_args(argc, argv, &o) || set_dest(&o, argv[argc - 1]))
+    if (parse_args(argc, argv, &o) || set_dest(&o, o.dest_arg))
         return 1;
     if (!o.job_id)
         o.job_id = getenv("SLURM_JOB_ID");
