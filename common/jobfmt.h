@@ -33,8 +33,9 @@ const char *jobfmt_group_name(struct jobfmt_ctx *ctx, uint32_t gid);
 /* Take names from a name cache (the controller's) instead of asking the system. */
 struct namecache;
 void jobfmt_ctx_set_names(struct jobfmt_ctx *ctx, struct namecache *names);
-/* scontrol's -d count: from 1, "scontrol show job" adds JOB_GRES= and a line per group of
- * nodes holding the same CPU indices and memory (Nodes= CPU_IDs= Mem= GRES=). */
+/* scontrol's -d count: from 1, "scontrol show job" adds DerivedExitCode=, JOB_GRES= and a
+ * line per group of nodes holding the same CPU indices and memory (Nodes= CPU_IDs= Mem=
+ * GRES=). */
 void jobfmt_ctx_set_details(struct jobfmt_ctx *ctx, int level);
 
 /* Compile a "-o/--format" string ("%.18i %.9P %R", with literal text between fields) or a

@@ -19,7 +19,7 @@ struct jobfmt_ctx {
     struct hashmap *users;  /* uid -> malloc'd name */
     struct hashmap *groups; /* gid -> malloc'd name */
     struct namecache *names; /* where names come from (NULL: the system, directly) */
-    int details;            /* scontrol -d: per-node lines in show job */
+    int details;            /* scontrol -d: DerivedExitCode and per-node lines in show job */
 };
 
 /* Large enough for any value squeue prints; longer values are cut (only free text such

@@ -108,6 +108,11 @@ static void show_state(struct rec *r, const Tessera__JobRecord *job, struct jobf
     rec_add(r, "Requeue=%d Restarts=%" PRIu32 " BatchFlag=%d Reboot=0 ExitCode=%s",
             jobfmt_requeue(job), job->restarts, job->batch || jobfmt_is_set(d->script),
             jobfmt_exit_text(job->exit_code, exit_code, sizeof(exit_code)));
+    if (ctx->details) {
+        rec_line(r);
+        rec_add(r, "DerivedExitCode=%s",
+                jobfmt_exit_text(job->derived_exit_code, exit_code, sizeof(exit_code)));
+    }
     timefmt_format_duration(jobfmt_time_used(job, ctx->now), run, sizeof(run));
     timefmt_format_duration(job->time_limit < 0 ? TIMEFMT_UNLIMITED : job->time_limit, limit,
                             sizeof(limit));

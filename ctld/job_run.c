@@ -148,6 +148,7 @@ void job_requeue_unit(struct ctld *c, struct job *leader)
         fairshare_usage_job_stopped(c, r, time(NULL));
         acct_job_requeued(c, j, time(NULL));
         acctusage_replace(&r->batch_usage, NULL); /* the next run measures its own */
+        r->derived_exit_code = 0;
         r->state = TESSERA__JOB_STATE__JOB_PENDING;
         r->restarts++;
         r->start_time = r->end_time = r->eligible_time = r->suspend_time = 0;

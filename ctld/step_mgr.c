@@ -610,6 +610,16 @@ static int worse(int a, int b)
     return kb > ka ? b : a;
 }
 
+/* A step of j ended with status: the job's DerivedExitCode is the worst of its steps'. */
+static void note_derived_exit(struct ctld *c, struct job *j, int status)
+{
+    int derived = worse(j->rec->derived_exit_code, status);
+    if (derived == j->rec->derived_exit_code)
+        return;
+    j->rec->derived_exit_code = derived;
+    job_save(c, j);
+}
+
 /* Is node among this component's nodes of the step? */
 static int runs_on(const Tessera__StepRecord *r, const char *node)
 {
@@ -646,6 +656,8 @@ void step_node_ended(struct ctld *c, const Tessera__StepCompleteRequest *msg)
             finish(c, s, now);
         else if (s->rec->n_pending_nodes == 0) /* closed by the job's end: now it is known */
             s->rec->state = settled_state(s->rec);
+        if (s->rec->n_pending_nodes == 0)
+            note_derived_exit(c, cj, s->rec->exit_code);
         step_save(c, s);
     }
 }

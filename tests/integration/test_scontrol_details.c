@@ -1,6 +1,7 @@
-/* scontrol -d / -dd show job: Slurm 22.05's JOB_GRES= line and one line per group of nodes
- * with the CPU indices and memory the job holds there ("     Nodes=n1 CPU_IDs=0-1 Mem=100
- * GRES="). The indices are real: chosen by the controller at the start among those no
+/* scontrol -d / -dd show job: Slurm 22.05's DerivedExitCode= line (the worst exit status
+ * of the job's steps), its JOB_GRES= line and one line per group of nodes with the CPU
+ * indices and memory the job holds there ("     Nodes=n1 CPU_IDs=0-1 Mem=100 GRES=").
+ * The indices are real: chosen by the controller at the start among those no
  * running job holds, freed with the job, and the same after a controller restart. */
 #include "cluster.h"
 
@@ -136,11 +137,39 @@ static void test_cpu_ids_real(void **state)
     cancel(d);
 }
 
+/* DerivedExitCode= (with -d only, after ExitCode=): the worst exit status of the job's
+ * steps, while the job itself still runs. */
+static void test_derived_exit_code(void **state)
+{
+    unsigned id = cmdcheck_submit(&cluster, outdir,
+                                  (const char *const[]){"-w", "n2", "--wrap",
+                                                        "srun -n1 sh -c 'exit 3'; srun -n1 true; "
+                                                        "echo steps done; exec sleep 300",
+                                                        NULL});
+    free(output_with(id, "steps done", 30));
+    char *text = NULL;
+    for (int i = 0; i < 200; i++) { /* the nodes' end reports may still be on their way */
+        free(text);
+        text = show("-d", id);
+        if (strstr(text, "DerivedExitCode=3:0"))
+            break;
+        usleep(100000);
+    }
+    if (!strstr(text, " ExitCode=0:0\n   DerivedExitCode=3:0\n   RunTime="))
+        fail_msg("scontrol -d show job %u:\n%s", id, text);
+    free(text);
+    text = show(NULL, id);
+    assert_null(strstr(text, "DerivedExitCode"));
+    free(text);
+    cancel(id);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout),
         cmocka_unit_test(test_cpu_ids_real),
+        cmocka_unit_test(test_derived_exit_code),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
