@@ -19,6 +19,7 @@
 #include "common/version.h"
 
 #include <limits.h>
+#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -450,6 +451,27 @@ static int check_step_options(const struct jobopt *opt)
     return 0;
 }
 
+/* -o, -e, -i with the job's and the step's values (cmds/step_streams.h). */
+static int resolve_streams(const struct jobopt *opt, const struct job_ref *job,
+                           const Tessera__StepLayout *l, struct step_streams *streams)
+{
+    const Tessera__JobDesc *d0 = opt->components[0];
+    const struct passwd *pw = getpwuid(getuid());
+    const char *name = d0->name && *d0->name ? d0->name : getenv("SLURM_JOB_NAME");
+    struct step_streams_params sp = {
+        .std_out = d0->std_out,
+        .std_err = d0->std_err,
+        .std_in = d0->std_in,
+        .work_dir = d0->work_dir,
+        .append = d0->open_mode && !strcmp(d0->open_mode, "append"),
+        .job_id = job->job_id,
+        .step_id = l->step_id,
+        .user = pw ? pw->pw_name : NULL,
+        .job_name = name ? name : base_name(opt->components[0]->argv[0]),
+    };
+    return step_streams_resolve(&sp, streams);
+}
+
 static int run(struct ctl *ctl, const struct jobopt *opt, struct alloc *a,
                const struct job_ref *job)
 {
@@ -474,21 +496,22 @@ static int run(struct ctl *ctl, const struct jobopt *opt, struct alloc *a,
         cmd_error(PROG, "%s", ts_strerror(TS_ENOMEM));
     } else {
         const Tessera__JobDesc *d0 = opt->components[0];
-        struct step_run_params p = {
-            .conf = ctl->conf,
-            .step = resp->step_create,
-            .components = comps,
-            .env = env,
-            .work_dir = d0->work_dir,
-            .label = opt->label,
-            .quiet = opt->quiet,
-            .std_out = d0->std_out,
-            .std_err = d0->std_err,
-            .std_in = d0->std_in,
-            .append = d0->open_mode && !strcmp(d0->open_mode, "append"),
-        };
-        ctl_disconnect(ctl); /* idle while the step runs; the release reconnects */
-        rc = step_run(&p);
+        struct step_streams streams;
+        if (resolve_streams(opt, job, l, &streams) == TS_OK) {
+            struct step_run_params p = {
+                .conf = ctl->conf,
+                .step = resp->step_create,
+                .components = comps,
+                .env = env,
+                .work_dir = d0->work_dir,
+                .label = opt->label,
+                .quiet = opt->quiet,
+                .streams = &streams,
+            };
+            ctl_disconnect(ctl); /* idle while the step runs; the release reconnects */
+            rc = step_run(&p);
+            step_streams_close(&streams);
+        }
     }
     jobenv_free(env);
     free(comps);

@@ -59,7 +59,7 @@ struct srun_step {
     int exit_code;
     int finished;
 
-    /* input for task 0 */
+    /* input for the task that reads srun's */
     int stdin_open;            /* watched on the loop (a pipe or a terminal) */
     int stdin_file;            /* a regular file: read on demand, never blocks */
     int stdin_flags;           /* restored at the end: the descriptor is shared */
@@ -149,6 +149,19 @@ static void signal_step(struct srun_step *s, int signo, int terminate);
 /* ------------------------------------------------------------------------------------ */
 /* output */
 
+/* Where a stream's output goes: srun's own, or the file -o/-e named. */
+static int stream_fd(const struct srun_step *s, int stream)
+{
+    return stream == 0 ? s->p->streams->out_fd : s->p->streams->err_fd;
+}
+
+/* -o N / -e N: only task N's output is shown. */
+static int stream_shows(const struct srun_step *s, int stream, uint32_t rank)
+{
+    int64_t only = stream == 0 ? s->p->streams->out_rank : s->p->streams->err_rank;
+    return only < 0 || only == rank;
+}
+
 static void flush_partial(struct srun_step *s, uint32_t rank, int stream)
 {
     struct rank_state *r = &s->ranks[rank];
@@ -156,9 +169,9 @@ static void flush_partial(struct srun_step *s, uint32_t rank, int stream)
         return;
     char prefix[32];
     int n = snprintf(prefix, sizeof(prefix), "%*u: ", s->label_width, rank);
-    write_all(stream == 0 ? 1 : 2, prefix, (size_t)n);
-    write_all(stream == 0 ? 1 : 2, r->partial[stream], r->plen[stream]);
-    write_all(stream == 0 ? 1 : 2, "\n", 1);
+    write_all(stream_fd(s, stream), prefix, (size_t)n);
+    write_all(stream_fd(s, stream), r->partial[stream], r->plen[stream]);
+    write_all(stream_fd(s, stream), "\n", 1);
     free(r->partial[stream]);
     r->partial[stream] = NULL;
     r->plen[stream] = 0;
@@ -169,7 +182,7 @@ static void print_labelled(struct srun_step *s, uint32_t rank, int stream, const
                            size_t len)
 {
     struct rank_state *r = &s->ranks[rank];
-    int fd = stream == 0 ? 1 : 2;
+    int fd = stream_fd(s, stream);
     while (len > 0) {
         const uint8_t *nl = memchr(data, '\n', len);
         size_t take = nl ? (size_t)(nl - data) : len;
@@ -234,11 +247,11 @@ static void handle_io(struct rpc_request *req, const Tessera__Request *msg, void
         if (c->rank >= s->l->ntasks || (c->stream != 1 && c->stream != 2))
             continue;
         int stream = (int)c->stream - 1;
-        if (c->data.len) {
+        if (c->data.len && stream_shows(s, stream, c->rank)) {
             if (s->p->label)
                 print_labelled(s, c->rank, stream, c->data.data, c->data.len);
             else
-                write_all(stream == 0 ? 1 : 2, c->data.data, c->data.len);
+                write_all(stream_fd(s, stream), c->data.data, c->data.len);
         }
         if (c->eof) {
             if (s->p->label)
@@ -275,21 +288,32 @@ static int code_of(int status)
     return WIFSIGNALED(status) ? 128 + WTERMSIG(status) : WEXITSTATUS(status);
 }
 
-/* Slurm's lines: "n2: task 1: Exited with exit code 3", "n1: tasks 0-1: Killed". */
+static int launch_failed(const Tessera__TaskExit *e)
+{
+    return e->launch_error && *e->launch_error;
+}
+
+/* Slurm's lines: "n2: task 1: Exited with exit code 3", "n1: tasks 0-1: Killed"; a task
+ * that could not start: "task 0 launch failed: Could not open stdout file ...". */
 static void report_exits(struct srun_step *s, const Tessera__StepTaskExitRequest *te)
 {
     for (size_t i = 0; i < te->n_exits; i++) {
         int status = te->exits[i]->status;
         if (status == 0 || te->exits[i]->rank >= s->l->ntasks)
             continue;
+        if (launch_failed(te->exits[i])) {
+            srun_error("task %u launch failed: %s", te->exits[i]->rank,
+                       te->exits[i]->launch_error);
+            continue;
+        }
         int seen = 0; /* grouped with an earlier one of this message */
         for (size_t k = 0; k < i && !seen; k++)
-            seen = te->exits[k]->status == status;
+            seen = te->exits[k]->status == status && !launch_failed(te->exits[k]);
         if (seen)
             continue;
         struct idset *ids = idset_create();
         for (size_t k = i; ids && k < te->n_exits; k++)
-            if (te->exits[k]->status == status)
+            if (te->exits[k]->status == status && !launch_failed(te->exits[k]))
                 idset_add(ids, te->exits[k]->rank);
         char *list = ids ? idset_format(ids) : NULL;
         char what[128];
@@ -329,7 +353,7 @@ static void handle_task_exit(struct rpc_request *req, const Tessera__Request *ms
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* input for task 0 */
+/* input for the task that reads srun's */
 
 static void answer_stdin(struct srun_step *s)
 {
@@ -396,11 +420,11 @@ static void handle_stdin(struct rpc_request *req, const Tessera__Request *msg, v
     answer_stdin(s);
 }
 
-/* srun's input goes to task 0 unless it comes from a file, or srun is in the background
- * of a terminal (reading would stop it). */
+/* srun's input goes to a task (task 0, or the one -i names) unless -i names a file or
+ * "none", or srun is in the background of a terminal (reading would stop it). */
 static int stdin_wanted(const struct step_run_params *p)
 {
-    if (p->std_in && *p->std_in)
+    if (!p->streams->stdin_to_task)
         return 0;
     return !(isatty(0) && tcgetpgrp(0) != getpgrp());
 }
@@ -743,10 +767,11 @@ static int send_launches(struct srun_step *s)
     sl.io_host = s->io_host;
     sl.io_port = rpc_server_port(s->server);
     sl.stdin_task0 = stdin_wanted(p);
-    sl.std_out = (char *)(p->std_out ? p->std_out : "");
-    sl.std_err = (char *)(p->std_err ? p->std_err : "");
-    sl.std_in = (char *)(p->std_in ? p->std_in : "");
-    sl.append = p->append;
+    sl.stdin_rank = p->streams->stdin_rank;
+    sl.std_out = p->streams->node_out;
+    sl.std_err = p->streams->node_err;
+    sl.std_in = p->streams->node_in;
+    sl.append = p->streams->append;
     Tessera__Request req = TESSERA__REQUEST__INIT;
     req.msg_case = TESSERA__REQUEST__MSG_STEP_LAUNCH;
     req.step_launch = &sl;

@@ -1,10 +1,13 @@
 /* srun's side of a running step (docs/steps.md): the launch sent to every node of the
  * step at once, and then, on an event loop, the server the step daemons talk to: task
- * output (printed as it comes, with --label prefixes), task ends, input for task 0, PMI
+ * output (printed as it comes, with --label prefixes, where -o and -e say), task ends
+ * (and why a task could not start), input for the task -i names, PMI
  * barriers gathered over all nodes; and signals forwarded to the tasks.
  */
 #ifndef TESSERA_CMDS_STEP_RUN_H
 #define TESSERA_CMDS_STEP_RUN_H
+
+#include "cmds/step_streams.h"
 
 #include "tessera.pb-c.h"
 
@@ -20,8 +23,7 @@ struct step_run_params {
     const char *work_dir;
     int label;
     int quiet;
-    const char *std_out, *std_err, *std_in;    /* file patterns, NULL or "" to srun */
-    int append;
+    const struct step_streams *streams;        /* -o, -e, -i resolved (step_streams.h) */
 };
 
 /* Launch and run the step to its end. Returns srun's exit status: the highest task exit

@@ -65,11 +65,11 @@ int64_t jobfmt_time_used(const Tessera__JobRecord *job, time_t now);
 
 /* Where a job's standard streams go, as scontrol and squeue -O STDOUT show it: the
  * pattern given (or slurm-%j.out; errors go with the output unless -e was given; input
- * is /dev/null by default), below the work dir when relative, with %j (job id), %u
- * (user), %x (job name), %A (job id) and %a (no array task: 4294967294, as Slurm) filled
- * in; %N, %% and the rest are left for the node to fill, as scontrol leaves them.
- * One pass: what an escape inserts is not expanded again. malloc'd, NULL when out of
- * memory. (common/jobfmt_path.c) */
+ * is /dev/null by default; "none" is /dev/null), below the work dir when relative, with
+ * %j (job id), %u (user), %x (job name), %A (job id) and %a (no array task: 4294967294,
+ * as Slurm) filled in; %N, %s, %J, %t, %n, %% and the rest are left for the node to
+ * fill, as scontrol leaves them. One pass: what an escape inserts is not expanded again.
+ * malloc'd, NULL when out of memory. (common/jobfmt_path.c) */
 enum jobfmt_stream { JOBFMT_STDOUT, JOBFMT_STDERR, JOBFMT_STDIN };
 char *jobfmt_std_path(const Tessera__JobRecord *job, enum jobfmt_stream which,
                       struct jobfmt_ctx *ctx);
@@ -81,15 +81,55 @@ char *jobfmt_std_path(const Tessera__JobRecord *job, enum jobfmt_stream which,
 /* What the file's name fills in besides the job's own fields. */
 struct jobfmt_path_fill {
     const char *user; /* %u */
-    const char *host; /* %N (the batch host); NULL leaves %N and %% as written */
+    const char *host; /* %N (the batch host); NULL leaves %N, %s, %J, %t, %n and %% as
+                       * written */
 };
 
-/* The file a job's stream goes to on its node: jobfmt_std_path's text with %N the host
- * and %% one percent sign; a % at the end or before a letter that is no escape stays.
- * TS_EPATH_TOOLONG when the pattern or the file name would have JOBFMT_PATH_MAX bytes or
- * more (nothing longer is built), TS_ENOMEM; *out malloc'd on TS_OK, else NULL. */
+/* The file a job's stream goes to on its node: jobfmt_std_path's text with %N the host,
+ * %s "batch", %J the job id alone, %t and %n 0 (the batch script is task 0 on the job's
+ * first node) and %% one percent sign; a % at the end or before a letter that is no
+ * escape stays. TS_EPATH_TOOLONG when the pattern or the file name would have
+ * JOBFMT_PATH_MAX bytes or more (nothing longer is built), TS_ENOMEM; *out malloc'd on
+ * TS_OK, else NULL. */
 int jobfmt_path_expand(const Tessera__JobRecord *job, enum jobfmt_stream which,
                        const struct jobfmt_path_fill *fill, char **out);
+
+/* The values of a file name pattern's escapes (Slurm's filename patterns: %j, %A, %a,
+ * %s, %J, %t, %n, %N, %u, %x, %%, each numeric one with an optional zero-padding width
+ * such as %3t). A negative number or a NULL text leaves its escape as written, width
+ * included, for a later fill: srun fills the job's values, the node the task's. */
+struct jobfmt_pattern_values {
+    int64_t job_id;        /* %j, %J's first part; %A and %a need it too */
+    int64_t array_job_id;  /* %A (<= 0: the job id) */
+    int64_t array_task_id; /* %a (< 0: 4294967294, not an array task) */
+    int64_t step_id;       /* %s, %J's second part */
+    const char *step_name; /* instead of step_id: "batch" */
+    int64_t task_id;       /* %t */
+    int64_t node_id;       /* %n, the node's index in the step */
+    const char *host;      /* %N */
+    const char *user;      /* %u; NULL: user_lookup(user_arg) when %u appears */
+    const char *(*user_lookup)(void *arg);
+    void *user_arg;
+    const char *job_name;  /* %x */
+    int final;             /* %% becomes one %; else it stays "%%" for the next fill */
+    int quote_inserted;    /* a % in a name an escape inserts is doubled, so that the
+                            * next fill leaves it alone (srun's fill before the node's) */
+};
+#define JOBFMT_PATTERN_VALUES_INIT                                                          \
+    {.job_id = -1, .array_job_id = -1, .array_task_id = -1, .step_id = -1, .task_id = -1,   \
+     .node_id = -1}
+
+/* pattern expanded in one pass with v, below work_dir when relative (work_dir NULL or
+ * ""; none); a backslash anywhere turns the escapes off and is dropped. TS_EPATH_TOOLONG
+ * when the pattern or the result would be longer than max bytes (nothing longer is
+ * built), TS_ENOMEM; *out malloc'd on TS_OK, else NULL. */
+int jobfmt_pattern_expand(const char *pattern, const char *work_dir,
+                          const struct jobfmt_pattern_values *v, size_t max, char **out);
+/* Whether the pattern names a file per task or per node (%t, %n or %N, any width): such
+ * files are opened on the nodes; others by srun. */
+int jobfmt_pattern_per_node(const char *pattern);
+/* Whether the pattern is Slurm's "none" (no file: /dev/null). */
+int jobfmt_pattern_is_none(const char *pattern);
 
 /* Sort jobs in squeue's default order (in place): partition name, then state by its
  * short name ("CA" < "CD" < "PD" < "R"), then priority, highest first; equal jobs newest

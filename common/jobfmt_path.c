@@ -1,27 +1,24 @@
-/* File name patterns of a job's standard streams (sbatch -o/-e/-i, scontrol update
- * StdOut=...): the one place their escapes are filled in, both for what scontrol and
- * squeue show and for the file the node opens. The text is built exactly (a memstream)
- * and never past its limit: a pattern may repeat an escape any number of times. */
+/* File name patterns of the standard streams (sbatch -o/-e/-i, scontrol update
+ * StdOut=..., srun -o/-e/-i): the one place their escapes are filled in, for what
+ * scontrol and squeue show, for the batch script's files the node opens, for what srun
+ * fills in before its launch and for each task's files on its node. The text is built
+ * exactly (a memstream) and never past its limit: a pattern may repeat an escape any
+ * number of times, and a zero-padding width is bounded too. */
 #include "common/jobfmt.h"
 
 #include "common/errors.h"
 #include "common/jobfmt_int.h"
 
+#include <ctype.h>
 #include <inttypes.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 
 /* Slurm shows a job that is not part of an array with NO_VAL as its task id. */
-#define NO_ARRAY_TASK "4294967294"
-
-/* What the escapes become. user NULL: looked up through ctx (only when %u appears);
- * host NULL: %N and %% stay as written. */
-struct fill_in {
-    const char *user;
-    struct jobfmt_ctx *ctx;
-    const char *host;
-};
+#define NO_ARRAY_TASK 4294967294u
+/* A width above any path's length only makes the name too long: read no further. */
+#define WIDTH_MAX JOBFMT_PATH_MAX
 
 /* The expansion so far: on f, never more than max bytes. */
 struct path_out {
@@ -45,77 +42,130 @@ static void put_str(struct path_out *o, const char *s)
     put(o, s, strlen(s));
 }
 
-static const char *default_pattern(const Tessera__JobDesc *d, enum jobfmt_stream which)
+/* A number zero-padded to width (Slurm's "%5j"). */
+static void put_num(struct path_out *o, int64_t value, size_t width)
 {
-    if (which == JOBFMT_STDIN)
-        return jobfmt_is_set(d->std_in) ? d->std_in : "/dev/null";
-    if (which == JOBFMT_STDERR && jobfmt_is_set(d->std_err))
-        return d->std_err;
-    /* errors go where the output goes unless -e was given */
-    return jobfmt_is_set(d->std_out) ? d->std_out : "slurm-%j.out";
+    char num[24];
+    int n = snprintf(num, sizeof(num), "%" PRId64, value);
+    for (size_t i = (size_t)n; i < width && !o->too_long; i++)
+        put(o, "0", 1);
+    put(o, num, (size_t)n);
 }
 
-/* One "%c" escape; 0 when c is not one this fill knows (it stays as written). Every
- * escape a pattern may hold is filled in here. */
-static int expand_escape(struct path_out *o, char c, const Tessera__JobRecord *job,
-                         const struct fill_in *fill)
+static const char *user_of(const struct jobfmt_pattern_values *v)
 {
-    const Tessera__JobDesc *d = jobfmt_desc(job);
-    char num[16];
+    if (v->user)
+        return v->user;
+    return v->user_lookup ? v->user_lookup(v->user_arg) : NULL;
+}
 
+/* One escape: "%<width><c>". 0 when the values leave it unknown (it stays as written). */
+static int expand_escape(struct path_out *o, char c, size_t width,
+                         const struct jobfmt_pattern_values *v)
+{
+    const char *text = NULL;
     switch (c) {
     case 'j':
+        if (v->job_id < 0)
+            return 0;
+        put_num(o, v->job_id, width);
+        return 1;
     case 'A': /* the array's job id is the job's own id outside an array */
-        snprintf(num, sizeof(num), "%" PRIu32, job->job_id);
-        put_str(o, num);
+        if (v->job_id < 0)
+            return 0;
+        put_num(o, v->array_job_id > 0 ? v->array_job_id : v->job_id, width);
         return 1;
     case 'a':
-        put_str(o, NO_ARRAY_TASK);
+        if (v->job_id < 0)
+            return 0;
+        put_num(o, v->array_task_id >= 0 ? v->array_task_id : NO_ARRAY_TASK, width);
         return 1;
-    case 'u':
-        put_str(o, fill->user ? fill->user : jobfmt_user_name(fill->ctx, d->user_id));
+    case 's':
+    case 'J':
+        if (v->job_id < 0 || (v->step_id < 0 && !v->step_name))
+            return 0;
+        if (c == 'J') { /* a batch script's is the job id alone, as Slurm names it */
+            put_num(o, v->job_id, width);
+            if (v->step_name)
+                return 1;
+            put(o, ".", 1);
+        }
+        if (v->step_name)
+            put_str(o, v->step_name);
+        else
+            put_num(o, v->step_id, c == 's' ? width : 0);
         return 1;
-    case 'x':
-        put_str(o, jobfmt_or_null(d->name));
+    case 't':
+    case 'n':
+        if ((c == 't' ? v->task_id : v->node_id) < 0)
+            return 0;
+        put_num(o, c == 't' ? v->task_id : v->node_id, width);
         return 1;
     case 'N':
-        if (!fill->host)
-            return 0;
-        put_str(o, fill->host);
-        return 1;
+        text = v->host;
+        break;
+    case 'u':
+        text = v->user || v->user_lookup ? user_of(v) : NULL;
+        break;
+    case 'x':
+        text = v->job_name;
+        break;
     case '%': /* kept as "%%" until the file is named; its second % starts nothing */
-        put(o, "%%", fill->host ? 1 : 2);
+        put(o, "%%", v->final ? 1 : 2);
         return 1;
     default:
         return 0;
     }
+    if (!text)
+        return 0;
+    /* a width means nothing for a name; a name holding "%t" is no escape for the next
+     * fill either */
+    for (const char *p = text; *p && !o->too_long; p++) {
+        int doubled = *p == '%' && v->quote_inserted;
+        put(o, doubled ? "%%" : p, doubled ? 2 : 1);
+    }
+    return 1;
 }
 
-/* One pass over the pattern: what an escape inserts (a job name holding "%N", a work
- * dir holding "%%") is never expanded again. */
-static int expand(const Tessera__JobRecord *job, enum jobfmt_stream which,
-                  const struct fill_in *fill, size_t max, char **out)
+/* The width digits of the escape at p (p[0] == '%'), and where its letter is. */
+static const char *escape_letter(const char *p, size_t *width)
 {
-    const Tessera__JobDesc *d = jobfmt_desc(job);
-    const char *p = default_pattern(d, which);
+    const char *q = p + 1;
+    size_t w = 0;
+    while (isdigit((unsigned char)*q)) {
+        if (w <= WIDTH_MAX)
+            w = w * 10 + (size_t)(*q - '0');
+        q++;
+    }
+    *width = w > WIDTH_MAX ? WIDTH_MAX : w;
+    return q;
+}
+
+int jobfmt_pattern_expand(const char *pattern, const char *work_dir,
+                          const struct jobfmt_pattern_values *v, size_t max, char **out)
+{
     char *text = NULL;
     size_t size = 0;
 
     *out = NULL;
-    if (strlen(p) > max)
+    if (strlen(pattern) > max)
         return TS_EPATH_TOOLONG;
     FILE *f = open_memstream(&text, &size);
     if (!f)
         return TS_ENOMEM;
     struct path_out o = {.f = f, .max = max};
-    if (*p != '/' && jobfmt_is_set(d->work_dir)) {
-        put_str(&o, d->work_dir);
+    if (*pattern != '/' && jobfmt_is_set(work_dir)) {
+        put_str(&o, work_dir);
         put(&o, "/", 1);
     }
-    for (; *p && !o.too_long; p++) {
-        if (*p == '%' && p[1] && expand_escape(&o, p[1], job, fill))
-            p++;
-        else
+    /* a backslash anywhere turns every escape off (Slurm's "\\"); the backslashes go */
+    int literal = strchr(pattern, '\\') != NULL;
+    for (const char *p = pattern; *p && !o.too_long; p++) {
+        size_t width;
+        const char *letter = *p == '%' && !literal ? escape_letter(p, &width) : NULL;
+        if (letter && *letter && expand_escape(&o, *letter, width, v))
+            p = letter;
+        else if (!literal || *p != '\\')
             put(&o, p, 1);
     }
     if (!jobfmt_memstream_done(f, &text))
@@ -128,20 +178,95 @@ static int expand(const Tessera__JobRecord *job, enum jobfmt_stream which,
     return TS_OK;
 }
 
+int jobfmt_pattern_per_node(const char *pattern)
+{
+    if (strchr(pattern, '\\'))
+        return 0;
+    for (const char *p = strchr(pattern, '%'); p; p = strchr(p + 1, '%')) {
+        size_t width;
+        const char *letter = escape_letter(p, &width);
+        if (*letter == 't' || *letter == 'n' || *letter == 'N')
+            return 1;
+        if (*letter == '%')
+            p = letter; /* "%%t" is a percent sign and a t */
+    }
+    return 0;
+}
+
+int jobfmt_pattern_is_none(const char *pattern)
+{
+    return pattern && strcmp(pattern, "none") == 0;
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* a batch job's streams */
+
+static const char *default_pattern(const Tessera__JobDesc *d, enum jobfmt_stream which)
+{
+    if (which == JOBFMT_STDIN)
+        return jobfmt_is_set(d->std_in) ? d->std_in : "/dev/null";
+    if (which == JOBFMT_STDERR && jobfmt_is_set(d->std_err))
+        return d->std_err;
+    /* errors go where the output goes unless -e was given */
+    return jobfmt_is_set(d->std_out) ? d->std_out : "slurm-%j.out";
+}
+
+struct user_lookup {
+    struct jobfmt_ctx *ctx;
+    uint32_t uid;
+};
+
+static const char *lookup_user(void *arg)
+{
+    struct user_lookup *u = arg;
+    return jobfmt_user_name(u->ctx, u->uid);
+}
+
+/* The job's own values; what only the node knows stays unknown. */
+static void job_values(const Tessera__JobRecord *job, struct jobfmt_pattern_values *v)
+{
+    const Tessera__JobDesc *d = jobfmt_desc(job);
+    *v = (struct jobfmt_pattern_values)JOBFMT_PATTERN_VALUES_INIT;
+    v->job_id = job->job_id;
+    v->job_name = jobfmt_or_null(d->name);
+}
+
+static int expand_job(const Tessera__JobRecord *job, enum jobfmt_stream which,
+                      const struct jobfmt_pattern_values *v, size_t max, char **out)
+{
+    const char *p = default_pattern(jobfmt_desc(job), which);
+    if (jobfmt_pattern_is_none(p)) /* "none": nowhere, as Slurm */
+        p = "/dev/null";
+    return jobfmt_pattern_expand(p, jobfmt_desc(job)->work_dir, v, max, out);
+}
+
 char *jobfmt_std_path(const Tessera__JobRecord *job, enum jobfmt_stream which,
                       struct jobfmt_ctx *ctx)
 {
-    struct fill_in fill = {.ctx = ctx};
+    struct user_lookup u = {.ctx = ctx, .uid = jobfmt_desc(job)->user_id};
+    struct jobfmt_pattern_values v;
     char *path;
 
+    job_values(job, &v);
+    v.user_lookup = lookup_user;
+    v.user_arg = &u;
     /* shown as stored, however long: a record from before the limit is still readable */
-    return expand(job, which, &fill, SIZE_MAX, &path) == TS_OK ? path : NULL;
+    return expand_job(job, which, &v, SIZE_MAX, &path) == TS_OK ? path : NULL;
 }
 
 int jobfmt_path_expand(const Tessera__JobRecord *job, enum jobfmt_stream which,
-                       const struct jobfmt_path_fill *values, char **out)
+                       const struct jobfmt_path_fill *fill, char **out)
 {
-    struct fill_in fill = {.user = values->user ? values->user : "", .host = values->host};
+    struct jobfmt_pattern_values v;
 
-    return expand(job, which, &fill, JOBFMT_PATH_MAX - 1, out);
+    job_values(job, &v);
+    v.user = fill->user ? fill->user : "";
+    if (fill->host) { /* the batch script: step "batch", its one task on its first node */
+        v.host = fill->host;
+        v.step_name = "batch";
+        v.task_id = 0;
+        v.node_id = 0;
+        v.final = 1;
+    }
+    return expand_job(job, which, &v, JOBFMT_PATH_MAX - 1, out);
 }

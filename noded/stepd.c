@@ -289,19 +289,22 @@ static int connect_srun(struct stepd *sd)
     return rpc_peer_create(sd->loop, &cfg, &sd->srun);
 }
 
-/* Tasks that could not be started end at once with exit code 1, and say why on their
- * standard error, so srun reports them as it reports any failed task. */
+/* Tasks that could not be started end at once with exit code 1, and srun hears why (its
+ * own reason, or why for all), as Slurm's srun reports a failed launch; the node's log
+ * has it too. */
 static void fail_unstarted(struct stepd *sd, const char *why)
 {
-    char text[600];
-    snprintf(text, sizeof(text), "tessera-stepd: error: %s: task could not be started\n", why);
     for (size_t i = 0; i < sd->ntasks; i++) {
         struct sd_task *t = &sd->tasks[i];
-        if (t->pid > 0)
+        if (t->pid > 0 || t->exited)
             continue;
+        if (!t->launch_error)
+            t->launch_error = strdup(why ? why : "task could not be started");
+        log_error("step %u.%u: task %u could not be started: %s", sd->step_job_id,
+                  sd->layout->step_id, t->rank, t->launch_error ? t->launch_error : why);
         t->exited = 1;
         t->status = 1 << 8;
-        stepd_io_error_text(sd, t, text);
+        stepd_io_task_closed(sd, t);
         stepd_io_task_exit(sd, t);
     }
 }
@@ -343,6 +346,8 @@ int stepd_start(struct stepd *sd, char *errbuf, size_t errlen)
         log_error("step %u.%u: %s", sd->step_job_id, sd->layout->step_id, errbuf);
         fail_unstarted(sd, errbuf);
         err = TS_OK; /* srun hears of it through the tasks' ends */
+    } else if (!err) {
+        fail_unstarted(sd, NULL); /* those whose files could not be opened */
     }
     if (!err)
         err = stepd_io_start(sd);

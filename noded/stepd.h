@@ -43,6 +43,24 @@ struct sd_task {
     const char *search;        /* where to look for a program named without a '/': the
                                 * task's PATH (points into env), searched as the user */
     char *out_path, *err_path, *in_path;  /* files instead of srun ("" none) */
+    int out_file, err_file, in_file;      /* their index in stepd.files; -1 none */
+    char *launch_error;        /* why it could not start (for srun), or NULL */
+};
+
+/* A file of the tasks, opened once as the user (noded/stepd_files.c). */
+struct sd_file {
+    char *path;
+    int flags;                 /* open(2)'s */
+    int fd;                    /* -1 until opened, or when it could not be */
+    int err;                   /* errno of the open; 0 when it worked */
+};
+
+/* Who the tasks run as. */
+struct sd_identity {
+    uid_t uid;
+    gid_t gid;
+    gid_t groups[256];
+    int ngroups; /* -1: keep the daemon's identity */
 };
 
 struct sd_chunk_buf {          /* output waiting to go to srun in one request */
@@ -63,6 +81,8 @@ struct stepd {
     size_t node_index;
     struct sd_task *tasks;
     size_t ntasks;
+    struct sd_file *files;     /* the tasks' distinct files */
+    size_t nfiles;
     struct pmi *pmi;
     struct rpc_peer *srun;
     int srun_lost;
@@ -102,12 +122,18 @@ int stepd_tasks_prepare(struct stepd *sd, char *errbuf, size_t errlen);
 int stepd_tasks_start(struct stepd *sd, const int *pmi_fds, char *errbuf, size_t errlen);
 void stepd_tasks_free(struct stepd *sd);
 
+/* noded/stepd_files.c */
+/* Open every file as id (in a child that has become the user): each gets its fd or its
+ * err. TS_OK, or TS_ESYS when the child could not be started or answer (all closed). */
+int stepd_files_open(const struct sd_identity *id, struct sd_file *files, size_t n);
+void stepd_files_close(struct sd_file *files, size_t n);
+
 /* noded/stepd_io.c */
 int stepd_io_start(struct stepd *sd);
 /* Task ended: queue its exit for srun. */
 void stepd_io_task_exit(struct stepd *sd, struct sd_task *t);
-/* A line for task t's standard error, from the daemon itself. */
-void stepd_io_error_text(struct stepd *sd, struct sd_task *t, const char *text);
+/* Task t will never write or read: its pipes are closed (a task that could not start). */
+void stepd_io_task_closed(struct stepd *sd, struct sd_task *t);
 /* Everything queued has been delivered (or srun is gone). */
 int stepd_io_idle(const struct stepd *sd);
 /* All task output streams reached their end. */

@@ -160,19 +160,16 @@ static void send_output(struct stepd *sd)
         sd->io_in_flight++;
 }
 
-void stepd_io_error_text(struct stepd *sd, struct sd_task *t, const char *text)
+void stepd_io_task_closed(struct stepd *sd, struct sd_task *t)
 {
-    if (t->err_fd >= 0) {
-        loop_fd_remove(sd->loop, t->err_fd);
-        close(t->err_fd);
-        t->err_fd = -1;
+    int *fds[] = {&t->out_fd, &t->err_fd, &t->in_fd};
+    for (size_t i = 0; i < 3; i++) {
+        if (*fds[i] < 0)
+            continue;
+        loop_fd_remove(sd->loop, *fds[i]);
+        close(*fds[i]);
+        *fds[i] = -1;
     }
-    if (t->out_fd >= 0) {
-        loop_fd_remove(sd->loop, t->out_fd);
-        close(t->out_fd);
-        t->out_fd = -1;
-    }
-    add_chunk(sd, t->rank, 2, (const uint8_t *)text, strlen(text), 0);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -204,6 +201,8 @@ void stepd_io_task_exit(struct stepd *sd, struct sd_task *t)
     tessera__task_exit__init(e);
     e->rank = t->rank;
     e->status = t->status;
+    if (t->launch_error) /* borrowed: the task outlives the message */
+        e->launch_error = t->launch_error;
     sd->exits[sd->nexits++] = e;
 }
 

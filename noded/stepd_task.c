@@ -6,6 +6,7 @@
 
 #include "common/conf.h"
 #include "common/errors.h"
+#include "common/jobfmt.h"
 #include "common/log.h"
 #include "common/stepenv.h"
 
@@ -37,41 +38,60 @@ static const char *search_path(char *const *env)
     return path ? path : "/usr/local/bin:/usr/bin:/bin";
 }
 
-/* srun's file patterns: %t task rank, %n node index in the step, %N node name, %j job id,
- * %s step id, %J job.step, %u user, %% a percent sign. */
-static char *expand_path(const struct stepd *sd, const struct sd_task *t, const char *pattern)
+/* A task's file: srun filled in the job's escapes (docs/steps.md, "Standard streams");
+ * the task's rank, the node's index and name, and what an older srun left are filled in
+ * here, below the step's working folder when relative. "" stays "" (srun's). */
+static int task_path(const struct stepd *sd, const struct sd_task *t, const char *pattern,
+                     char **out)
 {
     if (!pattern || !*pattern)
-        return strdup("");
+        return (*out = strdup("")) ? TS_OK : TS_ENOMEM;
     const Tessera__StepLayout *l = sd->layout;
-    size_t cap = strlen(pattern) * 4 + 256;
-    char *out = malloc(cap);
-    if (!out)
-        return NULL;
-    size_t o = 0;
-    for (const char *p = pattern; *p && o + 64 < cap; p++) {
-        if (*p != '%' || !p[1]) {
-            out[o++] = *p;
-            continue;
-        }
-        p++;
-        switch (*p) {
-        case 't': o += (size_t)snprintf(out + o, cap - o, "%u", t->rank); break;
-        case 'n': o += (size_t)snprintf(out + o, cap - o, "%zu", sd->node_index); break;
-        case 'N': o += (size_t)snprintf(out + o, cap - o, "%.60s", sd->node); break;
-        case 'j': o += (size_t)snprintf(out + o, cap - o, "%u", l->job_id); break;
-        case 's': o += (size_t)snprintf(out + o, cap - o, "%u", l->step_id); break;
-        case 'J': o += (size_t)snprintf(out + o, cap - o, "%u.%u", l->job_id, l->step_id); break;
-        case 'u': o += (size_t)snprintf(out + o, cap - o, "%.60s", l->user_name); break;
-        case '%': out[o++] = '%'; break;
-        default:
-            out[o++] = '%';
-            out[o++] = *p;
-            break;
-        }
-    }
-    out[o] = '\0';
-    return out;
+    struct jobfmt_pattern_values v = JOBFMT_PATTERN_VALUES_INIT;
+    v.job_id = sd->step_job_id;
+    v.step_id = l->step_id;
+    v.task_id = t->rank;
+    v.node_id = (int64_t)sd->node_index;
+    v.host = sd->node;
+    v.user = l->user_name;
+    v.final = 1;
+    return jobfmt_pattern_expand(pattern, sd->launch->work_dir, &v, JOBFMT_PATH_MAX - 1, out);
+}
+
+/* The index of (path, flags) in the step's files, added when new; -1 for "" (none). */
+static int file_index(struct stepd *sd, const char *path, int flags)
+{
+    if (!*path)
+        return -1;
+    for (size_t i = 0; i < sd->nfiles; i++)
+        if (sd->files[i].flags == flags && strcmp(sd->files[i].path, path) == 0)
+            return (int)i;
+    struct sd_file *v = realloc(sd->files, (sd->nfiles + 1) * sizeof(*v));
+    if (!v)
+        return -2;
+    sd->files = v;
+    char *copy = strdup(path);
+    if (!copy)
+        return -2;
+    sd->files[sd->nfiles] = (struct sd_file){.path = copy, .flags = flags, .fd = -1};
+    return (int)sd->nfiles++;
+}
+
+static int task_files(struct stepd *sd, struct sd_task *t)
+{
+    const Tessera__StepLaunchRequest *lr = sd->launch;
+    int wmode = O_WRONLY | O_CREAT | (lr->append ? O_APPEND : O_TRUNC);
+    int err = task_path(sd, t, lr->std_out, &t->out_path);
+    if (!err)
+        err = task_path(sd, t, lr->std_err, &t->err_path);
+    if (!err)
+        err = task_path(sd, t, lr->std_in, &t->in_path);
+    if (err)
+        return err;
+    t->out_file = file_index(sd, t->out_path, wmode);
+    t->err_file = file_index(sd, t->err_path, wmode);
+    t->in_file = file_index(sd, t->in_path, O_RDONLY);
+    return t->out_file < -1 || t->err_file < -1 || t->in_file < -1 ? TS_ENOMEM : TS_OK;
 }
 
 int stepd_tasks_prepare(struct stepd *sd, char *errbuf, size_t errlen)
@@ -82,23 +102,41 @@ int stepd_tasks_prepare(struct stepd *sd, char *errbuf, size_t errlen)
     sd->tasks = calloc(sd->ntasks ? sd->ntasks : 1, sizeof(*sd->tasks));
     if (!sd->tasks)
         return TS_ENOMEM;
-    const char *err_pattern = lr->std_err && *lr->std_err ? lr->std_err : lr->std_out;
     for (size_t i = 0; i < sd->ntasks; i++) {
         struct sd_task *t = &sd->tasks[i];
         t->rank = here->ranks[i];
         t->comp = i < here->n_rank_components ? here->rank_components[i] : 0;
         t->out_fd = t->err_fd = t->in_fd = -1;
+        t->out_file = t->err_file = t->in_file = -1;
         if (t->comp >= lr->n_components || lr->components[t->comp]->n_argv == 0) {
             snprintf(errbuf, errlen, "no program for task %u", t->rank);
             return TS_EINVAL;
         }
-        t->out_path = expand_path(sd, t, lr->std_out);
-        t->err_path = expand_path(sd, t, err_pattern);
-        t->in_path = expand_path(sd, t, lr->std_in);
-        if (!t->out_path || !t->err_path || !t->in_path)
-            return TS_ENOMEM;
+        int err = task_files(sd, t);
+        if (err == TS_EPATH_TOOLONG)
+            snprintf(errbuf, errlen, "the file name of task %u is too long", t->rank);
+        if (err)
+            return err;
     }
     return TS_OK;
+}
+
+/* Why the task cannot start when one of its files could not be opened (Slurm's words),
+ * else NULL. */
+static char *files_failed(const struct stepd *sd, const struct sd_task *t)
+{
+    static const char *const names[] = {"stdout", "stderr", "stdin"};
+    const int which[] = {t->out_file, t->err_file, t->in_file};
+    for (size_t k = 0; k < 3; k++) {
+        if (which[k] < 0 || !sd->files[which[k]].err)
+            continue;
+        char *text = NULL;
+        if (asprintf(&text, "Could not open %s file %s: %s", names[k],
+                     sd->files[which[k]].path, strerror(sd->files[which[k]].err)) < 0)
+            return NULL;
+        return text;
+    }
+    return NULL;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -152,14 +190,7 @@ static void exec_searched(const char *prog, char *const argv[], char *const env[
     errno = denied ? EACCES : (last == ENOTDIR || last == ELOOP ? ENOENT : last);
 }
 
-struct identity {
-    uid_t uid;
-    gid_t gid;
-    gid_t groups[256];
-    int ngroups; /* -1: keep the daemon's identity */
-};
-
-static void plan_identity(const struct stepd *sd, struct identity *id)
+static void plan_identity(const struct stepd *sd, struct sd_identity *id)
 {
     const Tessera__StepLayout *l = sd->layout;
     id->uid = (uid_t)l->uid;
@@ -183,22 +214,15 @@ __attribute__((noreturn)) static void child_fail(const char *what, const char *d
     _exit(code);
 }
 
-static void child_file(int target, const char *path, int flags)
-{
-    int fd = open(path, flags | O_CLOEXEC, 0644);
-    if (fd < 0)
-        child_fail(path, strerror(errno), 1);
-    if (dup2(fd, target) < 0)
-        child_fail("dup2", strerror(errno), 1);
-    close(fd);
-}
-
 struct child_fds {
-    int in, out, err, pmi; /* the child's ends; -1: none */
+    int in, out, err, pmi; /* the child's ends or its files; -1: none */
 };
 
+/* The task's streams, then the user, the folder, the program. Every file was opened
+ * before the fork (as the user); what fails here goes to the task's standard error,
+ * which reaches srun or its file. */
 __attribute__((noreturn)) static void child_exec(const struct stepd *sd, const struct sd_task *t,
-                                                 const struct identity *id,
+                                                 const struct sd_identity *id,
                                                  const struct child_fds *fds)
 {
     sigset_t none;
@@ -206,23 +230,13 @@ __attribute__((noreturn)) static void child_exec(const struct stepd *sd, const s
     sigprocmask(SIG_SETMASK, &none, NULL);
     for (int s = 1; s < NSIG; s++)
         signal(s, SIG_DFL);
-    /* the files are opened as the user: they must be the user's to open */
+    int in = fds->in >= 0 ? fds->in : open("/dev/null", O_RDONLY | O_CLOEXEC);
+    if (in < 0 || dup2(in, 0) < 0 || dup2(fds->out, 1) < 0 ||
+        (fds->err >= 0 ? dup2(fds->err, 2) : dup2(1, 2)) < 0)
+        _exit(1);
     if (id->ngroups >= 0 && (setgroups((size_t)id->ngroups, id->groups) != 0 ||
                              setgid(id->gid) != 0 || setuid(id->uid) != 0))
         child_fail("cannot become the step's user", strerror(errno), 1);
-    int wmode = O_WRONLY | O_CREAT | (sd->launch->append ? O_APPEND : O_TRUNC);
-    if (*t->in_path)
-        child_file(0, t->in_path, O_RDONLY);
-    else if (fds->in >= 0 ? dup2(fds->in, 0) < 0 : (child_file(0, "/dev/null", O_RDONLY), 0))
-        _exit(1);
-    if (*t->out_path)
-        child_file(1, t->out_path, wmode);
-    else if (dup2(fds->out, 1) < 0)
-        _exit(1);
-    if (*t->err_path && strcmp(t->err_path, t->out_path) != 0)
-        child_file(2, t->err_path, wmode);
-    else if (*t->err_path ? dup2(1, 2) < 0 : dup2(fds->err, 2) < 0)
-        _exit(1);
     if (fds->pmi >= 0)
         fcntl(fds->pmi, F_SETFD, 0); /* PMI_FD must survive the exec */
     const char *dir = sd->launch->work_dir && *sd->launch->work_dir ? sd->launch->work_dir : "/";
@@ -237,7 +251,7 @@ __attribute__((noreturn)) static void child_exec(const struct stepd *sd, const s
     child_fail("execve()", strerror(errno), errno == ENOENT ? 2 : 126);
 }
 
-static int start_all(struct stepd *sd, const struct identity *idp, char **base,
+static int start_all(struct stepd *sd, const struct sd_identity *idp, char **base,
                      const int *pmi_fds, char *errbuf, size_t errlen);
 
 static int pipe_pair(int fds[2])
@@ -245,20 +259,31 @@ static int pipe_pair(int fds[2])
     return pipe2(fds, O_CLOEXEC) == 0 ? TS_OK : TS_ESYS;
 }
 
-/* The task's pipes: ours non-blocking, the child's ends closed after the fork. */
+static int file_fd(const struct stepd *sd, int index)
+{
+    return index >= 0 ? sd->files[index].fd : -1;
+}
+
+/* The task's streams: its files, or pipes to us (ours non-blocking, the child's ends
+ * closed after the fork). Errors go with the output when they name the same file. */
 static int task_pipes(struct stepd *sd, struct sd_task *t, struct child_fds *c)
 {
     int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1};
-    int stdin_here = sd->launch->stdin_task0 && t->rank == 0 && !*t->in_path;
-    if ((!*t->out_path && pipe_pair(out)) || (!*t->err_path && pipe_pair(err)) ||
+    int stdin_here = sd->launch->stdin_task0 && t->rank == sd->launch->stdin_rank &&
+                     t->in_file < 0;
+    if ((t->out_file < 0 && pipe_pair(out)) || (t->err_file < 0 && pipe_pair(err)) ||
         (stdin_here && pipe_pair(in)))
         return TS_ESYS;
     t->out_fd = out[0];
-    c->out = out[1];
+    c->out = t->out_file >= 0 ? dup(file_fd(sd, t->out_file)) : out[1];
     t->err_fd = err[0];
-    c->err = err[1];
+    c->err = t->err_file < 0 ? err[1]
+             : t->err_file == t->out_file ? -1 : dup(file_fd(sd, t->err_file));
     t->in_fd = in[1];
-    c->in = in[0];
+    c->in = t->in_file >= 0 ? dup(file_fd(sd, t->in_file)) : in[0];
+    if (c->out < 0 || (t->err_file >= 0 && t->err_file != t->out_file && c->err < 0) ||
+        (t->in_file >= 0 && c->in < 0))
+        return TS_ESYS;
     if (t->out_fd >= 0)
         fcntl(t->out_fd, F_SETFL, O_NONBLOCK);
     if (t->err_fd >= 0)
@@ -280,7 +305,7 @@ static void close_child_ends(struct child_fds *c)
 
 int stepd_tasks_start(struct stepd *sd, const int *pmi_fds, char *errbuf, size_t errlen)
 {
-    struct identity id;
+    struct sd_identity id;
     plan_identity(sd, &id);
     /* the message's array has a count, not a NULL at its end */
     const Tessera__StepLaunchRequest *lr = sd->launch;
@@ -294,12 +319,18 @@ int stepd_tasks_start(struct stepd *sd, const int *pmi_fds, char *errbuf, size_t
     return err;
 }
 
-static int start_all(struct stepd *sd, const struct identity *idp, char **base,
+static int start_all(struct stepd *sd, const struct sd_identity *idp, char **base,
                      const int *pmi_fds, char *errbuf, size_t errlen)
 {
-    const struct identity id = *idp;
+    const struct sd_identity id = *idp;
+    if (stepd_files_open(&id, sd->files, sd->nfiles) != TS_OK) {
+        snprintf(errbuf, errlen, "the tasks' files could not be opened");
+        return TS_ESYS;
+    }
     for (size_t i = 0; i < sd->ntasks; i++) {
         struct sd_task *t = &sd->tasks[i];
+        if ((t->launch_error = files_failed(sd, t)))
+            continue; /* it ends unstarted, saying why (noded/stepd.c) */
         struct stepenv_task st = {.node = sd->node_index, .local = i, .pmi_fd = pmi_fds[i],
                                   .srun_host = sd->launch->io_host,
                                   .srun_port = (uint16_t)sd->launch->io_port};
@@ -329,6 +360,7 @@ static int start_all(struct stepd *sd, const struct identity *idp, char **base,
         }
         t->pid = pid;
     }
+    stepd_files_close(sd->files, sd->nfiles); /* the tasks have their own copies */
     return TS_OK;
 }
 
@@ -341,6 +373,7 @@ void stepd_tasks_free(struct stepd *sd)
         free(t->out_path);
         free(t->err_path);
         free(t->in_path);
+        free(t->launch_error);
         if (t->out_fd >= 0)
             close(t->out_fd);
         if (t->err_fd >= 0)
@@ -351,4 +384,10 @@ void stepd_tasks_free(struct stepd *sd)
     free(sd->tasks);
     sd->tasks = NULL;
     sd->ntasks = 0;
+    stepd_files_close(sd->files, sd->nfiles);
+    for (size_t i = 0; i < sd->nfiles; i++)
+        free(sd->files[i].path);
+    free(sd->files);
+    sd->files = NULL;
+    sd->nfiles = 0;
 }

@@ -3,7 +3,8 @@
  * "stdout\0stderr\0stdin\0work_dir\0name\0host\0user": NUL-separated fields, missing
  * ones unset. An expansion must either give a file name shorter than JOBFMT_PATH_MAX or
  * refuse (TS_EPATH_TOOLONG) with nothing built; scontrol's view, which has no limit,
- * always gives a text. Built with AddressSanitizer, any write past a buffer aborts. */
+ * always gives a text. The stdout field is also taken as a step's pattern (srun's fill,
+ * then the node's). Built with AddressSanitizer, any write past a buffer aborts. */
 #include "common/errors.h"
 #include "common/jobfmt.h"
 
@@ -31,6 +32,41 @@ static void check_stream(const Tessera__JobRecord *job, enum jobfmt_stream which
     if (!shown)
         abort();
     free(shown);
+}
+
+/* The two fills of a step's pattern (srun's, then the node's): each gives a name shorter
+ * than the limit or refuses with nothing built; whether the nodes open it is decided
+ * without reading past the pattern. */
+static void check_step_pattern(const char *pattern, const char *name, const char *host)
+{
+    struct jobfmt_pattern_values job = JOBFMT_PATTERN_VALUES_INIT;
+    job.job_id = 4294967295u;
+    job.step_id = 4294967294u;
+    job.user = "fuzz";
+    job.job_name = name;
+    job.quote_inserted = 1;
+    (void)jobfmt_pattern_per_node(pattern);
+    char *partial = (char *)"unset";
+    int err = jobfmt_pattern_expand(pattern, NULL, &job, JOBFMT_PATH_MAX - 1, &partial);
+    if (err != TS_OK) {
+        if (err != TS_EPATH_TOOLONG || partial)
+            abort();
+        return;
+    }
+    if (!partial || strlen(partial) >= JOBFMT_PATH_MAX)
+        abort();
+    struct jobfmt_pattern_values node = JOBFMT_PATTERN_VALUES_INIT;
+    node.task_id = 123456;
+    node.node_id = 77;
+    node.host = host;
+    node.final = 1;
+    char *path = (char *)"unset";
+    err = jobfmt_pattern_expand(partial, "/work", &node, JOBFMT_PATH_MAX - 1, &path);
+    if (err == TS_OK ? !path || strlen(path) >= JOBFMT_PATH_MAX
+                     : err != TS_EPATH_TOOLONG || path)
+        abort();
+    free(path);
+    free(partial);
 }
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
@@ -65,6 +101,7 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
         check_stream(&job, JOBFMT_STDOUT, &fill, ctx);
         check_stream(&job, JOBFMT_STDERR, &fill, ctx);
         check_stream(&job, JOBFMT_STDIN, &fill, ctx);
+        check_step_pattern(field[0], field[4] ? field[4] : "", fill.host);
         jobfmt_ctx_destroy(ctx);
     }
     free(buf);

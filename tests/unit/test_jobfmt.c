@@ -1155,6 +1155,89 @@ static void test_path_expand_escapes(void **state)
     check_file(job, JOBFMT_STDOUT, "h", "/w/%N%%/%");
 }
 
+/* The generic fill: every escape of Slurm's patterns, widths, what stays for later. */
+static void check_pattern(const char *pattern, const struct jobfmt_pattern_values *v,
+                          const char *expected)
+{
+    char *got = NULL;
+
+    assert_int_equal(jobfmt_pattern_expand(pattern, NULL, v, JOBFMT_PATH_MAX - 1, &got), TS_OK);
+    assert_string_equal(got, expected);
+    free(got);
+}
+
+static void test_pattern_escapes_and_widths(void **state)
+{
+    struct jobfmt_pattern_values v = JOBFMT_PATTERN_VALUES_INIT;
+
+    (void)state;
+    v.job_id = 7;
+    v.step_id = 3;
+    v.task_id = 5;
+    v.node_id = 1;
+    v.host = "h";
+    v.user = "al";
+    v.job_name = "nm";
+    v.final = 1;
+    check_pattern("%j.%5j.%A.%a.%s.%J.%3t.%2n.%N.%3N.%u.%2x.%%.%q.%4q", &v,
+                  "7.00007.7.4294967294.3.7.3.005.01.h.h.al.nm.%.%q.%4q");
+    /* a batch script: %s is "batch", %J the job id alone */
+    v.step_name = "batch";
+    check_pattern("%s-%J-%3J", &v, "batch-7-007");
+    /* a backslash turns the escapes off and goes */
+    check_pattern("o\\%t-%j", &v, "o%t-%j");
+    /* a width past any path: refused at once, nothing built */
+    char *got = (char *)"untouched";
+    assert_int_equal(jobfmt_pattern_expand("%999999999999999999999t", NULL, &v,
+                                           JOBFMT_PATH_MAX - 1, &got),
+                     TS_EPATH_TOOLONG);
+    assert_null(got);
+
+    /* srun's fill: the job's values; the node's escapes stay, widths and all, and a % in
+     * an inserted name is no escape for the node */
+    struct jobfmt_pattern_values job = JOBFMT_PATTERN_VALUES_INIT;
+    job.job_id = 7;
+    job.step_id = 3;
+    job.user = "al";
+    job.job_name = "a%tb";
+    job.quote_inserted = 1;
+    check_pattern("%x-%J-%3t-%2n-%N-%%", &job, "a%%tb-7.3-%3t-%2n-%N-%%");
+    struct jobfmt_pattern_values node = JOBFMT_PATTERN_VALUES_INIT;
+    node.task_id = 4;
+    node.node_id = 0;
+    node.host = "n1";
+    node.final = 1;
+    check_pattern("a%%tb-7.3-%3t-%2n-%N-%%", &node, "a%tb-7.3-004-00-n1-%");
+
+    /* which patterns the nodes open */
+    assert_true(jobfmt_pattern_per_node("o.%t"));
+    assert_true(jobfmt_pattern_per_node("o.%3N"));
+    assert_true(jobfmt_pattern_per_node("o.%%%n"));
+    assert_false(jobfmt_pattern_per_node("o.%%t"));
+    assert_false(jobfmt_pattern_per_node("o.%j-%J"));
+    assert_false(jobfmt_pattern_per_node("o\\%t"));
+    assert_true(jobfmt_pattern_is_none("none"));
+    assert_false(jobfmt_pattern_is_none("none.out"));
+}
+
+/* "none" is /dev/null, as Slurm shows and opens it. */
+static void test_path_none(void **state)
+{
+    struct fx f;
+    Tessera__JobRecord *job = het(&f, 1);
+
+    (void)state;
+    f.desc.std_out = (char *)"none";
+    f.desc.std_in = (char *)"none";
+    check_path(job, JOBFMT_STDOUT, "/dev/null");
+    check_path(job, JOBFMT_STDERR, "/dev/null");
+    check_file(job, JOBFMT_STDIN, "n1", "/dev/null");
+    /* the batch script's own escapes */
+    f.desc.std_out = (char *)"o-%J-%s-%t-%n-%3t";
+    check_file(job, JOBFMT_STDOUT, "n1", "/tmp/o-2-batch-0-0-000");
+    check_path(job, JOBFMT_STDOUT, "/tmp/o-%J-%s-%t-%n-%3t");
+}
+
 static void test_path_expand_many_hosts(void **state)
 {
     struct fx f;
@@ -1561,6 +1644,8 @@ int main(void)
         cmocka_unit_test(test_test_only),
         cmocka_unit_test(test_std_paths),
         cmocka_unit_test(test_path_expand_escapes),
+        cmocka_unit_test(test_pattern_escapes_and_widths),
+        cmocka_unit_test(test_path_none),
         cmocka_unit_test(test_path_expand_many_hosts),
         cmocka_unit_test(test_path_expand_limits),
         cmocka_unit_test(test_time_used),
