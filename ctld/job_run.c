@@ -156,6 +156,7 @@ void job_requeue_unit(struct ctld *c, struct job *leader)
         r->exit_code = 0;
         r->end_pending = 0;
         r->reason = JOB_REASON_NONE;
+        pbutil_set_string(&r->state_desc, ""); /* the last run's detail is not this one's */
         r->alloc_nodes = r->alloc_cpus = 0;
         r->alloc_mem_mb = 0;
         pbutil_set_string(&r->nodes, "");
@@ -251,6 +252,30 @@ int job_shrink_component(struct ctld *c, struct job *j, uint32_t keep)
     return set_node_list(r);
 }
 
+/* The most of a node's "why" a job's reason keeps. */
+#define LAUNCH_WHY_MAX 1024
+
+/* Every component's reason is the launch's failure; why (NULL: none known) becomes the
+ * leader's detail, printable and bounded: it came from a node and names a user's file. */
+static void mark_launch_failed(struct ctld *c, struct job *leader, const char *why)
+{
+    for (size_t i = 0; i < job_ncomponents(leader); i++) {
+        struct job *j = job_component(leader, i);
+        j->rec->reason = JOB_REASON_LAUNCH_FAILED;
+        if (j == leader && why && *why) {
+            char text[LAUNCH_WHY_MAX + 32];
+            int n = snprintf(text, sizeof(text), "%s: %.*s", jobreason_name(j->rec->reason),
+                             LAUNCH_WHY_MAX, why);
+            for (int k = 0; k < n && (size_t)k < sizeof(text); k++)
+                if ((unsigned char)text[k] < 0x20 || (unsigned char)text[k] >= 0x7f)
+                    text[k] = '?';
+            pbutil_set_string(&j->rec->state_desc, text);
+            log_error("job %u: the batch script could not start: %s", j->rec->job_id, why);
+        }
+        job_save(c, j);
+    }
+}
+
 void job_batch_ended(struct ctld *c, const Tessera__JobCompleteRequest *msg)
 {
     struct job *j = job_find(&c->jobs, msg->job_id);
@@ -274,6 +299,8 @@ void job_batch_ended(struct ctld *c, const Tessera__JobCompleteRequest *msg)
         signal_unit(c, j, SIGTERM, 1); /* steps the script left behind end with it */
     job_end_unit(c, j, ok ? TESSERA__JOB_STATE__JOB_COMPLETED : TESSERA__JOB_STATE__JOB_FAILED,
                  status);
+    if (msg->batch && msg->launch_failure && *msg->launch_failure)
+        mark_launch_failed(c, j, msg->launch_failure);
 }
 
 /* A node of the unit failed: NODE_FAIL, or requeue when the job asked for it. The other
@@ -470,11 +497,7 @@ int job_start_unit(struct ctld *c, struct job *leader, struct select_alloc *allo
 static void launch_failed(struct ctld *c, struct job *leader)
 {
     job_end_unit(c, leader, TESSERA__JOB_STATE__JOB_FAILED, 1 << 8);
-    for (size_t i = 0; i < job_ncomponents(leader); i++) {
-        struct job *j = job_component(leader, i);
-        j->rec->reason = JOB_REASON_LAUNCH_FAILED;
-        job_save(c, j);
-    }
+    mark_launch_failed(c, leader, NULL);
 }
 
 static void launch_answered(void *arg, int err, const Tessera__Response *resp)

@@ -125,6 +125,7 @@ struct exec_plan {
     int ngroups;   /* -1: keep the daemon's identity */
     int record_fd; /* the job's record folder: the waiter writes "status" there */
     int go_fd;     /* the read end of the daemon's "recorded, go" pipe */
+    int why_fd;    /* the script's process: where it says why it could not start */
 };
 
 /* Write a line where the job's error output goes (the child has no other channel). */
@@ -147,11 +148,19 @@ static void child_become_user(const struct exec_plan *plan)
         child_fail("setuid", strerror(errno));
 }
 
-static void child_redirect(int target, const char *path, int flags)
+/* One of the script's files, opened as the user; when it cannot be, the waiter hears why
+ * (Slurm's words) for the job's reason, and the script does not run. */
+static void child_redirect(const struct exec_plan *plan, int target, const char *path,
+                           int flags)
 {
+    static const char *const names[] = {"stdin", "stdout", "stderr"};
     int fd = open(path, flags | O_CLOEXEC, 0644);
-    if (fd < 0)
-        child_fail(path, strerror(errno));
+    if (fd < 0) {
+        int err = errno;
+        dprintf(plan->why_fd, "Could not open %s file %s: %s", names[target], path,
+                strerror(err));
+        child_fail(path, strerror(err));
+    }
     if (dup2(fd, target) < 0)
         child_fail("dup2", strerror(errno));
     close(fd);
@@ -166,10 +175,10 @@ __attribute__((noreturn)) static void script_exec(const struct exec_plan *plan)
     sigprocmask(SIG_SETMASK, &none, NULL);
     child_become_user(plan);
     int mode = O_WRONLY | O_CREAT | (req->append ? O_APPEND : O_TRUNC);
-    child_redirect(0, req->std_in && *req->std_in ? req->std_in : "/dev/null", O_RDONLY);
-    child_redirect(1, req->std_out, mode);
+    child_redirect(plan, 0, req->std_in && *req->std_in ? req->std_in : "/dev/null", O_RDONLY);
+    child_redirect(plan, 1, req->std_out, mode);
     if (req->std_err && *req->std_err && strcmp(req->std_err, req->std_out) != 0)
-        child_redirect(2, req->std_err, mode);
+        child_redirect(plan, 2, req->std_err, mode);
     else if (dup2(1, 2) < 0)
         _exit(127);
     if (chdir(req->work_dir) != 0) {
@@ -214,6 +223,19 @@ __attribute__((noreturn)) static void mirror_status(int status)
     _exit(WIFEXITED(status) ? WEXITSTATUS(status) : 127);
 }
 
+/* What the script's process said before it gave up (its write end is closed: it has
+ * exited or exec'd), kept beside the status for the daemon's report. */
+static void keep_why(int record_fd, int fd)
+{
+    char text[JOB_WHY_MAX];
+    ssize_t n;
+    while ((n = read(fd, text, sizeof(text))) < 0 && errno == EINTR)
+        ;
+    close(fd);
+    if (n > 0)
+        safefs_write_atomic(record_fd, "why", text, (size_t)n, 0600);
+}
+
 __attribute__((noreturn)) static void waiter_main(const struct exec_plan *plan)
 {
     sigset_t all;
@@ -231,9 +253,15 @@ __attribute__((noreturn)) static void waiter_main(const struct exec_plan *plan)
     if (n != 1)
         _exit(127); /* the daemon could not record the job (or died): run nothing */
     close(plan->go_fd);
+    int why[2];
+    if (pipe2(why, O_CLOEXEC) != 0)
+        _exit(127);
+    struct exec_plan mine = *plan;
+    mine.why_fd = why[1];
     pid_t pid = fork();
     if (pid == 0)
-        script_exec(plan); /* never returns */
+        script_exec(&mine); /* never returns */
+    close(why[1]);
     if (pid < 0)
         _exit(127);
     int status;
@@ -241,6 +269,7 @@ __attribute__((noreturn)) static void waiter_main(const struct exec_plan *plan)
     while (wait4(pid, &status, 0, &ru) < 0)
         if (errno != EINTR)
             _exit(127);
+    keep_why(plan->record_fd, why[0]);
     struct stepstatus st = {0};
     stepstatus_add_task(&st, status, &ru, 0);
     char text[256];
@@ -297,11 +326,29 @@ static void batch_forget(struct noded *nd, struct nd_job *j)
     j->adopted = 0;
 }
 
+/* Why the script could not start, as its waiter kept it ("" when it started). */
+static void read_why(uint32_t job_id, int recfd, char *why, size_t len)
+{
+    size_t n = 0;
+    if (safefs_read_small(recfd, "why", why, len, &n) != TS_OK)
+        n = 0;
+    why[n < len ? n : len - 1] = '\0';
+    if (*why)
+        log_error("job %u: the batch script could not start: %s", job_id, why);
+}
+
 /* The script's end as its waiter recorded it; else fallback (and usage when known). */
-static void read_end(struct noded *nd, uint32_t job_id, int fallback, struct stepstatus *st)
+static void read_end(struct noded *nd, uint32_t job_id, int fallback, struct stepstatus *st,
+                     char *why, size_t len)
 {
     char name[32];
+    int recfd;
     spool_job_name(job_id, name, sizeof(name));
+    why[0] = '\0';
+    if (spool_record_open(nd, name, &recfd) == TS_OK) {
+        read_why(job_id, recfd, why, len);
+        close(recfd);
+    }
     if (spool_record_status(nd, name, st) != TS_OK)
         *st = (struct stepstatus){.status = fallback};
 }
@@ -318,14 +365,15 @@ static void log_end(uint32_t job_id, int status, const char *when)
 static void batch_ended(struct noded *nd, struct nd_job *j, int fallback, const struct rusage *ru)
 {
     struct stepstatus st;
-    read_end(nd, j->id, fallback, &st);
+    char why[JOB_WHY_MAX];
+    read_end(nd, j->id, fallback, &st, why, sizeof(why));
     if (!st.has_usage && ru) {
         stepstatus_usage_add(&st.usage, ru, 0);
         st.has_usage = 1;
     }
     log_end(j->id, st.status, "");
     step_revoke(nd, j->id); /* the script's end is the job's */
-    report_job_end(nd, j->id, st.status, 1, st.has_usage ? &st.usage : NULL);
+    report_batch_end(nd, j->id, st.status, st.has_usage ? &st.usage : NULL, why);
     batch_forget(nd, j);
     job_maybe_done(nd, j);
 }
@@ -502,9 +550,11 @@ void job_recover(struct noded *nd, uint32_t job_id, int recfd)
         return;
     struct stepstatus st;
     if (stepstatus_read_at(recfd, "status", &st) == TS_OK) {
+        char why[JOB_WHY_MAX];
+        read_why(job_id, recfd, why, sizeof(why));
         log_end(job_id, st.status, " while the daemon was down");
         step_revoke(nd, job_id);
-        report_job_end(nd, job_id, st.status, 1, st.has_usage ? &st.usage : NULL);
+        report_batch_end(nd, job_id, st.status, st.has_usage ? &st.usage : NULL, why);
     } else {
         log_info("job %u: its batch script is gone and left no end", job_id);
     }

@@ -174,6 +174,11 @@ void link_take_cred_key(struct noded *nd, const char *pem);
  * as wait4 measured it (the report's usage then names this node). */
 void report_job_end(struct noded *nd, uint32_t job_id, int status, int batch,
                     const struct stepstatus_usage *usage);
+/* The batch script's end, with why it could not start ("" or NULL: it started), which
+ * becomes the job's reason. */
+#define JOB_WHY_MAX (PATH_MAX + 256)
+void report_batch_end(struct noded *nd, uint32_t job_id, int status,
+                      const struct stepstatus_usage *usage, const char *why);
 /* The same for a step's end on this node (status: the worst task wait status; usage:
  * what its tasks used, NULL when unknown). */
 void report_step_end(struct noded *nd, const struct nd_step_id *id, int status,

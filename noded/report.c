@@ -32,10 +32,15 @@ static uint64_t seq_of(const struct nd_report *r)
     return r->is_step ? r->step.seq : r->msg.seq;
 }
 
-/* The strings a report owns: its message's node name and, with usage, its copy. */
+/* The strings a report owns: its message's node name, why a batch script could not
+ * start, and, with usage, its copy. */
 static void report_free(struct nd_report *r)
 {
+    if (!r)
+        return;
     free(r->is_step ? r->step.node : r->msg.node);
+    if (!r->is_step && r->msg.launch_failure != protobuf_c_empty_string)
+        free(r->msg.launch_failure);
     if (r->usage.max_rss_node != protobuf_c_empty_string)
         free(r->usage.max_rss_node);
     free(r);
@@ -249,11 +254,14 @@ static struct nd_report *report_new(struct noded *nd, int is_step,
     return r;
 }
 
-void report_job_end(struct noded *nd, uint32_t job_id, int status, int batch,
-                    const struct stepstatus_usage *usage)
+/* A job end (batch: the script's, with its usage and why it could not start), kept on
+ * disk and queued for the controller. */
+static void report_end(struct noded *nd, uint32_t job_id, int status, int batch,
+                       const struct stepstatus_usage *usage, const char *why)
 {
     struct nd_report *r = report_new(nd, 0, batch ? usage : NULL);
-    if (!r) {
+    if (!r || (why && *why && !(r->msg.launch_failure = strdup(why)))) {
+        report_free(r);
         log_error("job %u: out of memory; its end cannot be reported", job_id);
         return;
     }
@@ -264,6 +272,21 @@ void report_job_end(struct noded *nd, uint32_t job_id, int status, int batch,
     r->msg.seq = ++nd->report_seq;
     persist(nd, r);
     queue(nd, r);
+}
+
+void report_job_end(struct noded *nd, uint32_t job_id, int status, int batch,
+                    const struct stepstatus_usage *usage)
+{
+    if (batch)
+        report_batch_end(nd, job_id, status, usage, NULL);
+    else
+        report_end(nd, job_id, status, 0, NULL, NULL);
+}
+
+void report_batch_end(struct noded *nd, uint32_t job_id, int status,
+                      const struct stepstatus_usage *usage, const char *why)
+{
+    report_end(nd, job_id, status, 1, usage, why);
 }
 
 void report_step_end(struct noded *nd, const struct nd_step_id *id, int status,
@@ -310,6 +333,11 @@ static struct nd_report *report_from_file(struct noded *nd, const struct reportf
         r->msg.batch = f->job->batch;
         r->msg.end_time = f->job->end_time;
         r->msg.seq = f->job->seq;
+        if (f->job->launch_failure && *f->job->launch_failure &&
+            !(r->msg.launch_failure = strdup(f->job->launch_failure))) {
+            report_free(r);
+            return NULL;
+        }
         if (!r->msg.batch)
             r->msg.usage = NULL;
     } else {

@@ -282,6 +282,40 @@ static void test_mpich_mpirun_in_batch_job(void **state)
     result_free(&r);
 }
 
+/* A batch job whose -o names a missing folder: FAILED, and why is its reason (Slurm
+ * says JobLaunchFailure alone, and only in the node's log what failed). */
+static void test_missing_output_folder_is_the_reason(void **state)
+{
+    (void)state;
+    char path[700];
+    snprintf(path, sizeof(path), "%s/nodir/x-%%j.out", outdir);
+    unsigned id = SUBMIT("-o", path, "--wrap", "true");
+    wait_for(id, "%T", "FAILED\n", 20);
+    char want[1024];
+    snprintf(want, sizeof(want),
+             "JobLaunchFailure: Could not open stdout file %s/nodir/x-%u.out: No such file or "
+             "directory\n",
+             outdir, id);
+    char *reason = query(id, "%r");
+    assert_string_equal(reason, want);
+    free(reason);
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", id);
+    struct result r = RUN("scontrol", "show", "job", sid);
+    expect_ok(&r);
+    assert_non_null(strstr(r.out, "Reason=JobLaunchFailure:_Could_not_open_stdout_file_"));
+    result_free(&r);
+    /* and the node's log says it */
+    snprintf(want, sizeof(want), "job %u: the batch script could not start: Could not open", id);
+    int logged = 0;
+    for (int i = 0; i < NODES && !logged; i++) {
+        char *log = harness_read_file(cluster.nodes[i].log);
+        logged = log && strstr(log, want);
+        free(log);
+    }
+    assert_true(logged);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -292,6 +326,7 @@ int main(void)
         cmocka_unit_test(test_unopenable_file_reported),
         cmocka_unit_test(test_batch_patterns_and_none),
         cmocka_unit_test(test_mpich_mpirun_in_batch_job),
+        cmocka_unit_test(test_missing_output_folder_is_the_reason),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
