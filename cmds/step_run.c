@@ -12,6 +12,7 @@
 #include "common/errors.h"
 #include "common/hashmap.h"
 #include "common/idset.h"
+#include "common/linelabel.h"
 #include "common/loop.h"
 #include "common/rpc_conf.h"
 #include "common/rpc_peer.h"
@@ -38,8 +39,7 @@ struct rank_state {
     int exited;
     int status;
     int eof[2];          /* stdout, stderr */
-    char *partial[2];    /* --label: a line not yet ended */
-    size_t plen[2];
+    struct linelabel label[2]; /* --label: a line not yet ended */
     size_t node;         /* index into the layout's nodes */
 };
 
@@ -162,49 +162,6 @@ static int stream_shows(const struct srun_step *s, int stream, uint32_t rank)
     return only < 0 || only == rank;
 }
 
-static void flush_partial(struct srun_step *s, uint32_t rank, int stream)
-{
-    struct rank_state *r = &s->ranks[rank];
-    if (!r->plen[stream])
-        return;
-    char prefix[32];
-    int n = snprintf(prefix, sizeof(prefix), "%*u: ", s->label_width, rank);
-    write_all(stream_fd(s, stream), prefix, (size_t)n);
-    write_all(stream_fd(s, stream), r->partial[stream], r->plen[stream]);
-    write_all(stream_fd(s, stream), "\n", 1);
-    free(r->partial[stream]);
-    r->partial[stream] = NULL;
-    r->plen[stream] = 0;
-}
-
-/* --label: every line gets "rank: " in front; a line is printed once it is complete. */
-static void print_labelled(struct srun_step *s, uint32_t rank, int stream, const uint8_t *data,
-                           size_t len)
-{
-    struct rank_state *r = &s->ranks[rank];
-    int fd = stream_fd(s, stream);
-    while (len > 0) {
-        const uint8_t *nl = memchr(data, '\n', len);
-        size_t take = nl ? (size_t)(nl - data) : len;
-        char *grown = realloc(r->partial[stream], r->plen[stream] + take + 1);
-        if (!grown)
-            return;
-        memcpy(grown + r->plen[stream], data, take);
-        r->partial[stream] = grown;
-        r->plen[stream] += take;
-        if (!nl)
-            return;
-        char prefix[32];
-        int n = snprintf(prefix, sizeof(prefix), "%*u: ", s->label_width, rank);
-        write_all(fd, prefix, (size_t)n);
-        write_all(fd, r->partial[stream], r->plen[stream]);
-        write_all(fd, "\n", 1);
-        r->plen[stream] = 0;
-        data += take + 1;
-        len -= take + 1;
-    }
-}
-
 static int from_step_daemon(struct srun_step *s, struct rpc_request *req)
 {
     uid_t uid = rpc_request_uid(req);
@@ -249,13 +206,15 @@ static void handle_io(struct rpc_request *req, const Tessera__Request *msg, void
         int stream = (int)c->stream - 1;
         if (c->data.len && stream_shows(s, stream, c->rank)) {
             if (s->p->label)
-                print_labelled(s, c->rank, stream, c->data.data, c->data.len);
+                linelabel_write(&s->ranks[c->rank].label[stream], stream_fd(s, stream),
+                                s->label_width, c->rank, c->data.data, c->data.len);
             else
                 write_all(stream_fd(s, stream), c->data.data, c->data.len);
         }
         if (c->eof) {
             if (s->p->label)
-                flush_partial(s, c->rank, stream);
+                linelabel_flush(&s->ranks[c->rank].label[stream], stream_fd(s, stream),
+                                s->label_width, c->rank);
             s->ranks[c->rank].eof[stream] = 1;
         }
     }
@@ -768,6 +727,7 @@ static int send_launches(struct srun_step *s)
     sl.io_port = rpc_server_port(s->server);
     sl.stdin_task0 = stdin_wanted(p);
     sl.stdin_rank = p->streams->stdin_rank;
+    sl.label = p->label;
     sl.std_out = p->streams->node_out;
     sl.std_err = p->streams->node_err;
     sl.std_in = p->streams->node_in;
@@ -828,10 +788,7 @@ static int setup(struct srun_step *s)
         for (size_t k = 0; k < l->nodes[i]->n_ranks; k++)
             if (l->nodes[i]->ranks[k] < l->ntasks)
                 s->ranks[l->nodes[i]->ranks[k]].node = i;
-    for (uint32_t n = l->ntasks > 1 ? l->ntasks - 1 : 0; n > 0; n /= 10)
-        s->label_width++;
-    if (s->label_width == 0)
-        s->label_width = 1;
+    s->label_width = linelabel_width(l->ntasks);
     /* srun serves every node's step daemon and keeps a line to every node daemon: it
      * needs descriptors as a daemon does */
     daemon_raise_nofile();
@@ -870,8 +827,8 @@ static void teardown(struct srun_step *s)
             loop_run_once(s->loop, 0);
     loop_destroy(s->loop);
     for (size_t i = 0; s->ranks && i < s->l->ntasks; i++) {
-        free(s->ranks[i].partial[0]);
-        free(s->ranks[i].partial[1]);
+        linelabel_free(&s->ranks[i].label[0]);
+        linelabel_free(&s->ranks[i].label[1]);
     }
     if (s->kvs) {
         size_t cursor = 0;

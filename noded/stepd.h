@@ -17,6 +17,8 @@
 
 #include "noded/deadline.h"
 
+#include "common/linelabel.h"
+
 #include "tessera.pb-c.h"
 
 #include <stddef.h>
@@ -44,6 +46,9 @@ struct sd_task {
                                 * task's PATH (points into env), searched as the user */
     char *out_path, *err_path, *in_path;  /* files instead of srun ("" none) */
     int out_file, err_file, in_file;      /* their index in stepd.files; -1 none */
+    int labelled_fd[2];        /* --label: the file (stdout, stderr) this daemon writes the
+                                * task's lines to, read from its pipes; -1 none */
+    struct linelabel label[2];
     char *launch_error;        /* why it could not start (for srun), or NULL */
 };
 

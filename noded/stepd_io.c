@@ -73,6 +73,13 @@ static void close_stream(struct stepd *sd, struct sd_task *t, int *fd, uint32_t 
     loop_fd_remove(sd->loop, *fd);
     close(*fd);
     *fd = -1;
+    int *file = &t->labelled_fd[stream - 1];
+    if (*file >= 0) {
+        linelabel_flush(&t->label[stream - 1], *file, linelabel_width(sd->layout->ntasks),
+                        t->rank);
+        close(*file);
+        *file = -1;
+    }
     if (add_chunk(sd, t->rank, stream, NULL, 0, 1) != TS_OK)
         log_error("out of memory: the end of task %u's output is lost", t->rank);
     stepd_check_done(sd);
@@ -96,7 +103,10 @@ static void task_readable(struct loop *loop, int fd, unsigned events, void *arg)
     int *fdp = stream == 1 ? &t->out_fd : &t->err_fd;
     uint8_t buf[IO_READ_MAX];
     ssize_t n = read(fd, buf, sizeof(buf));
-    if (n > 0) {
+    if (n > 0 && t->labelled_fd[stream - 1] >= 0) { /* --label into a file */
+        linelabel_write(&t->label[stream - 1], t->labelled_fd[stream - 1],
+                        linelabel_width(sd->layout->ntasks), t->rank, buf, (size_t)n);
+    } else if (n > 0) {
         if (!sd->srun_lost && add_chunk(sd, t->rank, stream, buf, (size_t)n, 0) != TS_OK)
             log_error("out of memory: output of task %u lost", t->rank);
         if (sd->out.bytes >= IO_BATCH_MAX && !sd->paused) {

@@ -108,6 +108,7 @@ int stepd_tasks_prepare(struct stepd *sd, char *errbuf, size_t errlen)
         t->comp = i < here->n_rank_components ? here->rank_components[i] : 0;
         t->out_fd = t->err_fd = t->in_fd = -1;
         t->out_file = t->err_file = t->in_file = -1;
+        t->labelled_fd[0] = t->labelled_fd[1] = -1;
         if (t->comp >= lr->n_components || lr->components[t->comp]->n_argv == 0) {
             snprintf(errbuf, errlen, "no program for task %u", t->rank);
             return TS_EINVAL;
@@ -271,18 +272,24 @@ static int task_pipes(struct stepd *sd, struct sd_task *t, struct child_fds *c)
     int out[2] = {-1, -1}, err[2] = {-1, -1}, in[2] = {-1, -1};
     int stdin_here = sd->launch->stdin_task0 && t->rank == sd->launch->stdin_rank &&
                      t->in_file < 0;
-    if ((t->out_file < 0 && pipe_pair(out)) || (t->err_file < 0 && pipe_pair(err)) ||
+    /* under --label a file's lines come through us, to be labelled */
+    int label = sd->launch->label;
+    int out_direct = t->out_file >= 0 && !label, err_direct = t->err_file >= 0 && !label;
+    if ((!out_direct && pipe_pair(out)) || (!err_direct && pipe_pair(err)) ||
         (stdin_here && pipe_pair(in)))
         return TS_ESYS;
     t->out_fd = out[0];
-    c->out = t->out_file >= 0 ? dup(file_fd(sd, t->out_file)) : out[1];
+    c->out = out_direct ? dup(file_fd(sd, t->out_file)) : out[1];
     t->err_fd = err[0];
-    c->err = t->err_file < 0 ? err[1]
+    c->err = !err_direct ? err[1]
              : t->err_file == t->out_file ? -1 : dup(file_fd(sd, t->err_file));
     t->in_fd = in[1];
     c->in = t->in_file >= 0 ? dup(file_fd(sd, t->in_file)) : in[0];
-    if (c->out < 0 || (t->err_file >= 0 && t->err_file != t->out_file && c->err < 0) ||
-        (t->in_file >= 0 && c->in < 0))
+    t->labelled_fd[0] = label && t->out_file >= 0 ? dup(file_fd(sd, t->out_file)) : -1;
+    t->labelled_fd[1] = label && t->err_file >= 0 ? dup(file_fd(sd, t->err_file)) : -1;
+    if (c->out < 0 || (err_direct && t->err_file != t->out_file && c->err < 0) ||
+        (t->in_file >= 0 && c->in < 0) || (label && t->out_file >= 0 && t->labelled_fd[0] < 0) ||
+        (label && t->err_file >= 0 && t->labelled_fd[1] < 0))
         return TS_ESYS;
     if (t->out_fd >= 0)
         fcntl(t->out_fd, F_SETFL, O_NONBLOCK);
@@ -374,6 +381,11 @@ void stepd_tasks_free(struct stepd *sd)
         free(t->err_path);
         free(t->in_path);
         free(t->launch_error);
+        for (int k = 0; k < 2; k++) {
+            linelabel_free(&t->label[k]);
+            if (t->labelled_fd[k] >= 0)
+                close(t->labelled_fd[k]);
+        }
         if (t->out_fd >= 0)
             close(t->out_fd);
         if (t->err_fd >= 0)

@@ -1,6 +1,6 @@
 /* The standard streams of steps and batch scripts, as Slurm 22.05 treats them on the
  * reference cluster: srun -o FILE with every task's output (labelled under -l, het steps
- * too), relative names below srun's working folder, per-task and per-node patterns with
+ * and per-node files too), relative names below srun's working folder, per-task and per-node patterns with
  * every escape and zero padding, "none", task numbers for -o and -i, a task whose file
  * cannot be opened reported to srun's user, sbatch's patterns (%J %s %t %n for a batch
  * script) and "none", a batch job whose output folder is missing failing with its reason,
@@ -87,7 +87,9 @@ static void test_every_task_in_the_file(void **state)
              "mkdir -p %s/rel && cd %s/rel && "
              "srun -o out sh -c 'echo t$SLURM_PROCID; echo e$SLURM_PROCID >&2' && "
              "srun -l -o outl sh -c 'echo t$SLURM_PROCID' && "
-             "srun -n3 -o out.%%t sh -c 'echo t$SLURM_PROCID' && echo ran",
+             "srun -n3 -o out.%%t sh -c 'echo t$SLURM_PROCID' && "
+             "srun -l -o lab.%%N sh -c 'echo t$SLURM_PROCID; printf e$SLURM_PROCID >&2' && "
+             "echo ran",
              outdir, outdir);
     struct result r = SALLOC_SH(script, "-N2", "-n4");
     expect_ok(&r);
@@ -105,6 +107,20 @@ static void test_every_task_in_the_file(void **state)
     for (int t = 0; t < 4; t++)
         expect_line(text, "%d: t%d", t, t);
     assert_int_equal(count_lines(text), 4);
+    free(text);
+    /* per-node files are labelled too, errors with the output, the last line ended */
+    char *n1 = file_text("rel/lab.n1"), *n2 = file_text("rel/lab.n2");
+    size_t len = strlen(n1) + strlen(n2) + 1;
+    text = malloc(len);
+    assert_non_null(text);
+    snprintf(text, len, "%s%s", n1, n2);
+    for (int t = 0; t < 4; t++) {
+        expect_line(text, "%d: t%d", t, t);
+        expect_line(text, "%d: e%d", t, t);
+    }
+    assert_int_equal(count_lines(text), 8);
+    free(n1);
+    free(n2);
     free(text);
     for (int t = 0; t < 3; t++) {
         char name[64];
