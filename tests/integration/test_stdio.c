@@ -43,20 +43,7 @@ static int group_teardown(void **state)
 }
 
 /* salloc OPTS... sh -c SCRIPT, quietly. */
-static struct result salloc_sh(const char *const opts[], const char *script)
-{
-    const char *args[40];
-    size_t n = 0;
-    args[n++] = "-Q";
-    for (size_t i = 0; opts[i] && n < 34; i++)
-        args[n++] = opts[i];
-    args[n++] = "sh";
-    args[n++] = "-c";
-    args[n++] = script;
-    args[n] = NULL;
-    return cmdcheck_run(&cluster, "salloc", args);
-}
-#define SALLOC_SH(script, ...) salloc_sh((const char *const[]){__VA_ARGS__, NULL}, script)
+#define SALLOC_SH(script, ...) RUN("salloc", "-Q", __VA_ARGS__, "sh", "-c", script)
 
 /* outdir/name's text (malloc'd, "" when there is no such file). */
 static char *file_text(const char *name)
@@ -241,6 +228,38 @@ static void test_unopenable_file_reported(void **state)
     result_free(&r);
 }
 
+/* The attack: nobody names a file in a folder only root may write. The step daemon, which
+ * runs as root, opens the files in a child that has become the user: the open is refused,
+ * the file is not made, and srun says why. */
+static void test_files_opened_as_the_user(void **state)
+{
+    (void)state;
+    char dir[700], script[2048];
+    snprintf(dir, sizeof(dir), "%s/rootonly", outdir);
+    assert_int_equal(mkdir(dir, 0755), 0);
+    chmod(outdir, 0755); /* nobody may look in, not write */
+    snprintf(script, sizeof(script),
+             "srun -D /tmp -n2 -o %s/x.%%t true; echo rc=$?; "
+             "srun -D /tmp -n1 -l -o %s/y.%%N true; echo rc=$?",
+             dir, dir);
+    const char *args[] = {"-Q", "-n2", "sh", "-c", script, NULL};
+    struct result r = {0};
+    r.rc = harness_cmd_as(&cluster, 65534, "salloc", args, &r.out, &r.err);
+    expect_ok(&r);
+    expect_line(r.out, "rc=1");
+    assert_null(strstr(r.out, "rc=0"));
+    char line[1024];
+    snprintf(line, sizeof(line),
+             "srun: error: task 1 launch failed: Could not open stdout file %s/x.1: "
+             "Permission denied",
+             dir);
+    expect_line(r.err, "%s", line);
+    result_free(&r);
+    assert_false(file_exists("rootonly/x.0"));
+    assert_false(file_exists("rootonly/x.1"));
+    assert_false(file_exists("rootonly/y.n1"));
+}
+
 /* ------------------------------------------------------------------------------------ */
 /* batch scripts */
 
@@ -340,6 +359,7 @@ int main(void)
         cmocka_unit_test(test_step_patterns),
         cmocka_unit_test(test_none_and_task_numbers),
         cmocka_unit_test(test_unopenable_file_reported),
+        cmocka_unit_test(test_files_opened_as_the_user),
         cmocka_unit_test(test_batch_patterns_and_none),
         cmocka_unit_test(test_mpich_mpirun_in_batch_job),
         cmocka_unit_test(test_missing_output_folder_is_the_reason),
