@@ -2,7 +2,9 @@
  * become the step's user, never by root through a path the user chose; the descriptors
  * come back over a socketpair. Each distinct name is opened once, so tasks that share a
  * file (%N, %n, a name without escapes) share one descriptor, as Slurm's do: a later
- * task's open can never truncate what an earlier one wrote.
+ * task's open can never truncate what an earlier one wrote. A sequenced-packet pair: one
+ * message per file, and the end of the child (one that could not become the user) reads
+ * as the end, never as a wait.
  */
 #include "noded/stepd.h"
 
@@ -83,7 +85,7 @@ int stepd_files_open(const struct sd_identity *id, struct sd_file *files, size_t
     if (n == 0)
         return TS_OK;
     int sv[2];
-    if (socketpair(AF_UNIX, SOCK_DGRAM | SOCK_CLOEXEC, 0, sv) != 0)
+    if (socketpair(AF_UNIX, SOCK_SEQPACKET | SOCK_CLOEXEC, 0, sv) != 0)
         return TS_ESYS;
     pid_t pid = fork();
     if (pid == 0) {
