@@ -22,9 +22,9 @@
  * --mem-per-cpu, -J/-A/-p, --export forms). Deliberate differences, all where Slurm is
  * wrong or incomplete:
  *   - the owned-names rule above;
- *   - every computed variable is set whatever --export says (with --export=NONE Slurm
- *     22.05 loses SLURM_JOB_ID, SLURM_NTASKS, SLURM_JOB_NODELIST and more, because it
- *     rebuilds the environment from the user's login shell);
+ *   - every computed variable is set whatever --export says; with --export=NONE (and
+ *     lists without ALL) the node daemon puts the user's login environment under them
+ *     (noded/loginenv.h);
  *   - in a het job the unsuffixed SLURM_CPUS_PER_TASK and SLURM_NTASKS_PER_NODE describe
  *     component 0 (Slurm sets only the suffixed ones), and each component's account and
  *     memory are its own (Slurm showed a later component's -A and --mem on component 0);
@@ -34,16 +34,15 @@
  *   - the node list is sorted and the per-node counts follow its order even when the
  *     allocation lists nodes in another order.
  *
+ * SLURM_TASK_PID, the script's pid, is known only after the fork: the node daemon sets it.
+ *
  * Slurm variables deliberately not produced:
- *   SLURM_TASK_PID       the script's pid: known only after the fork, by the node daemon.
  *   SLURM_PRIO_PROCESS   sbatch's scheduling priority (getpriority): not in the record; a
  *                        command that wants it passes it in the environment, where it is
  *                        kept like any SLURM_* variable of the submitter.
  *   SLURM_CONF           Slurm's configuration path: Tessera's commands do not read it.
  *   SLURM_WORKING_CLUSTER  "cluster:host:port:protocol:plugin" for Slurm's own commands.
  *   SLURM_NODE_ALIASES   cloud node addresses; Slurm 22.05 even prints "(null)" there.
- *   SLURM_GET_USER_ENV   Slurm sets it for --export other than ALL and then loads the
- *                        user's login environment; Tessera does not, so saying so is false.
  *   SLURM_JOB_RESERVATION, SLURM_ARRAY_*, SLURM_NETWORK, SLURM_ACCTG_FREQ, SLURM_OVERCOMMIT,
  *   SLURM_DISTRIBUTION, SLURM_*_BIND*, SBATCH_MEM_BIND*: options Tessera's job
  *                        description does not have.
@@ -421,6 +420,13 @@ static const char *v_export(const struct state *st, const struct comp *c, char *
     const char *x = c->desc->export_env;
     return nonempty(x) && strcasecmp(x, "ALL") != 0 ? x : NULL;
 }
+/* Slurm's sign that the script starts from the user's login environment (the node daemon
+ * builds it: noded/loginenv.h). */
+static const char *v_get_user_env(const struct state *st, const struct comp *c, char *b,
+                                  size_t l)
+{
+    return jobenv_login_wanted(c->desc) ? "1" : NULL;
+}
 /* Only when --open-mode was given: "a" or "t", for srun's output files. */
 static const char *v_open_mode(const struct state *st, const struct comp *c, char *b, size_t l)
 {
@@ -489,6 +495,7 @@ static const struct envvar vars[] = {
     {"SLURM_SUBMIT_DIR", JOB, 0, v_submit_dir},
     {"SLURM_SUBMIT_HOST", JOB, 0, v_submit_host},
     {"SLURM_EXPORT_ENV", JOB, F_BATCH, v_export},
+    {"SLURM_GET_USER_ENV", JOB, F_BATCH, v_get_user_env},
     {"SLURM_OPEN_MODE", JOB, F_BATCH, v_open_mode},
     {"SLURMD_NODENAME", JOB, F_BATCH, v_node},
     {"SLURM_CPUS_ON_NODE", JOB, F_BATCH, v_cpus_on_node},
@@ -641,11 +648,40 @@ static void export_item(struct outenv *e, const Tessera__JobDesc *d, const char 
     free(item);
 }
 
+/* The next item of an --export list at *p: commas inside quotes do not split, and quotes
+ * around a whole item are removed ('FOO=a,b'). 0 at the end. */
+static int next_item(const char **p, const char **item, size_t *len)
+{
+    if (!**p)
+        return 0;
+    const char *start = *p;
+    char quote = 0;
+    for (; **p && (quote || **p != ','); (*p)++) {
+        if (quote && **p == quote)
+            quote = 0;
+        else if (!quote && (**p == '\'' || **p == '"'))
+            quote = **p;
+    }
+    *len = (size_t)(*p - start);
+    if (*len >= 2 && (start[0] == '\'' || start[0] == '"') && start[*len - 1] == start[0]) {
+        start++;
+        *len -= 2;
+    }
+    if (**p == ',')
+        (*p)++;
+    *item = start;
+    return 1;
+}
+
+static int is_none(const char *x)
+{
+    return strcasecmp(x, "NONE") == 0 || strcasecmp(x, "NIL") == 0;
+}
+
 /* Slurm's rules (sbatch 22.05, _env_merge_filter): absent, empty or ALL: everything;
- * NONE: only the SLURM_* variables (and TESSERA_CONF); otherwise a comma-separated list of ALL, NAME and
- * NAME=value in that order, followed by the SLURM_* variables. Commas inside quotes do not
- * split, and quotes around a whole item are removed ('FOO=a,b'). NIL is Slurm 23.02's
- * NONE-without-login-environment, which is what NONE is here anyway. */
+ * NONE: only the SLURM_* variables (and TESSERA_CONF); otherwise a list of ALL, NAME and
+ * NAME=value in that order, followed by the SLURM_* variables. NIL is Slurm 23.02's
+ * NONE without the login environment (jobenv_login_wanted). */
 static void export_env(struct outenv *e, const Tessera__JobDesc *d)
 {
     const char *x = d->export_env;
@@ -653,30 +689,28 @@ static void export_env(struct outenv *e, const Tessera__JobDesc *d)
         export_all(e, d);
         return;
     }
-    if (strcasecmp(x, "NONE") == 0 || strcasecmp(x, "NIL") == 0) {
-        export_slurm(e, d);
-        return;
-    }
-    const char *p = x;
-    while (*p) {
-        const char *start = p;
-        char quote = 0;
-        for (; *p && (quote || *p != ','); p++) {
-            if (quote && *p == quote)
-                quote = 0;
-            else if (!quote && (*p == '\'' || *p == '"'))
-                quote = *p;
-        }
-        size_t len = (size_t)(p - start);
-        if (len >= 2 && (start[0] == '\'' || start[0] == '"') && start[len - 1] == start[0]) {
-            start++;
-            len -= 2;
-        }
-        export_item(e, d, start, len);
-        if (*p == ',')
-            p++;
+    if (!is_none(x)) {
+        const char *item;
+        size_t len;
+        while (next_item(&x, &item, &len))
+            export_item(e, d, item, len);
     }
     export_slurm(e, d);
+}
+
+int jobenv_login_wanted(const Tessera__JobDesc *d)
+{
+    const char *x = d->export_env;
+    if (!nonempty(x) || strcasecmp(x, "NIL") == 0)
+        return 0;
+    if (strcasecmp(x, "NONE") == 0)
+        return 1;
+    const char *item;
+    size_t len;
+    while (next_item(&x, &item, &len))
+        if (len == 3 && strncasecmp(item, "ALL", 3) == 0)
+            return 0;
+    return 1;
 }
 
 /* ------------------------------------------------------------------------------------

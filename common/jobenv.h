@@ -34,6 +34,9 @@ char **jobenv_salloc(const Tessera__JobRecord *const *components, size_t n, char
  * included: inside an allocation they are the allocation's. */
 char **jobenv_exported(const Tessera__JobDesc *d);
 void jobenv_free(char **env);
+/* Whether d's batch script starts from its user's login environment (the node daemon
+ * reads it as the user): Slurm's rule for --export=NONE and for lists without ALL. */
+int jobenv_login_wanted(const Tessera__JobDesc *d);
 
 /* Slurm's compressed per-node lists: "4(x2),2" for 4,4,2. buf gets the text; returns it. */
 const char *jobenv_compress_counts(const uint32_t *counts, size_t n, char *buf, size_t len);

@@ -569,6 +569,7 @@ static int build_launch(struct ctld *c, struct job *leader, Tessera__BatchLaunch
     bl->n_argv = d->n_argv;
     bl->work_dir = d->work_dir;
     bl->append = d->open_mode && !strcmp(d->open_mode, "append");
+    bl->login_env = jobenv_login_wanted(d);
     return launch_paths(lr, uname, bl);
 }
 

@@ -15,6 +15,7 @@
  * script only once the daemon has recorded it (a byte on a pipe), so no script runs that
  * a restarted daemon could not find.
  */
+#include "noded/loginenv.h"
 #include "noded/noded.h"
 #include "noded/procinfo.h"
 #include "noded/spool.h"
@@ -121,6 +122,9 @@ struct exec_plan {
     const char *script;
     char **argv;
     char **envp;
+    char task_pid[40];       /* SLURM_TASK_PID=, the script's pid filled in by its process */
+    int login;               /* req->login_env, and `login_env` is prepared */
+    struct loginenv login_env;
     gid_t groups[256];
     int ngroups;   /* -1: keep the daemon's identity */
     int record_fd; /* the job's record folder: the waiter writes "status" there */
@@ -166,8 +170,24 @@ static void child_redirect(const struct exec_plan *plan, int target, const char 
     close(fd);
 }
 
-/* The script's process: the user, its files, its folder, exec. */
-__attribute__((noreturn)) static void script_exec(const struct exec_plan *plan)
+/* "SLURM_TASK_PID=" and the caller's pid, as Slurm gives the batch script its own pid. */
+static void fill_task_pid(char *entry, size_t len)
+{
+    static const char name[] = "SLURM_TASK_PID=";
+    char digits[24];
+    size_t n = 0;
+    for (unsigned long v = (unsigned long)getpid(); n == 0 || v; v /= 10)
+        digits[n++] = (char)('0' + v % 10);
+    if (sizeof(name) + n > len)
+        return;
+    memcpy(entry, name, sizeof(name) - 1);
+    for (size_t i = 0; i < n; i++)
+        entry[sizeof(name) - 1 + i] = digits[n - 1 - i];
+    entry[sizeof(name) - 1 + n] = '\0';
+}
+
+/* The script's process: the user, its files, its environment, its folder, exec. */
+__attribute__((noreturn)) static void script_exec(struct exec_plan *plan)
 {
     const Tessera__BatchLaunchRequest *req = plan->req;
     sigset_t none;
@@ -181,6 +201,8 @@ __attribute__((noreturn)) static void script_exec(const struct exec_plan *plan)
         child_redirect(plan, 2, req->std_err, mode);
     else if (dup2(1, 2) < 0)
         _exit(127);
+    fill_task_pid(plan->task_pid, sizeof(plan->task_pid));
+    char **envp = plan->login ? loginenv_merge(&plan->login_env, plan->envp) : plan->envp;
     if (chdir(req->work_dir) != 0) {
         /* as Slurm: say so in the job's output and run in /tmp */
         dprintf(2, "tessera-noded: error: couldn't chdir to `%s': %s: going to /tmp instead\n",
@@ -188,7 +210,7 @@ __attribute__((noreturn)) static void script_exec(const struct exec_plan *plan)
         if (chdir("/tmp") != 0)
             _exit(127);
     }
-    execve(plan->script, plan->argv, plan->envp);
+    execve(plan->script, plan->argv, envp);
     child_fail(plan->script, strerror(errno));
 }
 
@@ -236,7 +258,7 @@ static void keep_why(int record_fd, int fd)
         safefs_write_atomic(record_fd, "why", text, (size_t)n, 0600);
 }
 
-__attribute__((noreturn)) static void waiter_main(const struct exec_plan *plan)
+__attribute__((noreturn)) static void waiter_main(struct exec_plan *plan)
 {
     sigset_t all;
     sigfillset(&all);
@@ -292,6 +314,20 @@ int nd_user_groups(const char *user, gid_t gid, gid_t *groups, int max)
     return n;
 }
 
+/* What the script's process needs to read the user's login environment. A user without
+ * a passwd entry still runs (the process says why it has no login environment). */
+static int plan_login(struct exec_plan *plan, const Tessera__BatchLaunchRequest *req,
+                      size_t n_env)
+{
+    struct passwd pwbuf, *pw = NULL;
+    char strings[4096];
+    if (getpwuid_r((uid_t)req->uid, &pwbuf, strings, sizeof(strings), &pw) != 0)
+        pw = NULL;
+    int err = loginenv_prepare(&plan->login_env, pw, n_env, LOGINENV_TIMEOUT_MS);
+    plan->login = 1; /* released either way */
+    return err;
+}
+
 static int plan_exec(struct exec_plan *plan, const Tessera__BatchLaunchRequest *req,
                      const char *script)
 {
@@ -302,15 +338,18 @@ static int plan_exec(struct exec_plan *plan, const Tessera__BatchLaunchRequest *
         plan->ngroups = nd_user_groups(req->user_name, (gid_t)req->gid, plan->groups,
                                        (int)(sizeof(plan->groups) / sizeof(plan->groups[0])));
     plan->argv = calloc(req->n_argv + 2, sizeof(char *));
-    plan->envp = calloc(req->n_env + 1, sizeof(char *));
+    plan->envp = calloc(req->n_env + 2, sizeof(char *));
     if (!plan->argv || !plan->envp)
         return TS_ENOMEM;
     plan->argv[0] = (char *)script;
     for (size_t i = 0; i < req->n_argv; i++)
         plan->argv[i + 1] = req->argv[i];
+    size_t n = 0;
     for (size_t i = 0; i < req->n_env; i++)
-        plan->envp[i] = req->env[i];
-    return TS_OK;
+        if (strncmp(req->env[i], "SLURM_TASK_PID=", 15) != 0)
+            plan->envp[n++] = req->env[i];
+    plan->envp[n++] = plan->task_pid; /* filled in by the script's process */
+    return req->login_env ? plan_login(plan, req, n) : TS_OK;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -496,6 +535,8 @@ int job_launch_batch(struct noded *nd, const Tessera__BatchLaunchRequest *req, c
         err = fork_waiter(nd, j, &plan, errbuf, errlen);
     free(plan.argv);
     free(plan.envp);
+    if (plan.login)
+        loginenv_release(&plan.login_env);
     if (plan.record_fd >= 0)
         close(plan.record_fd);
     if (err) {

@@ -601,6 +601,31 @@ static void test_export_none(void **state)
     }
 }
 
+/* Which --export forms start from the login environment (Slurm: NONE and lists without
+ * ALL; 23.02's NIL not); SLURM_GET_USER_ENV says so in the script. */
+static void test_login_wanted(void **state)
+{
+    static const struct {
+        const char *export_env;
+        int want;
+    } cases[] = {{NULL, 0},        {"", 0},          {"ALL", 0},       {"all", 0},
+                 {"NIL", 0},       {"NONE", 1},      {"none", 1},      {"FOO", 1},
+                 {"FOO,BAR=1", 1}, {"FOO,ALL", 0},   {"ALL,FOO=1", 0}, {"'A=1,ALL'", 1},
+                 {"ALLX", 1},      {"FOO,\"ALL\"", 0}};
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        Tessera__JobDesc d = TESSERA__JOB_DESC__INIT;
+        d.export_env = (char *)cases[i].export_env;
+        if (jobenv_login_wanted(&d) != cases[i].want)
+            fail_msg("--export=%s: %d", cases[i].export_env, !cases[i].want);
+    }
+    char **env = export_case("NONE");
+    expect(env, "SLURM_GET_USER_ENV", "1");
+    jobenv_free(env);
+    env = export_case("ALL,FOO=bar");
+    absent(env, "SLURM_GET_USER_ENV");
+    jobenv_free(env);
+}
+
 static void test_export_lists(void **state)
 {
     char **env;
@@ -946,6 +971,7 @@ int main(void)
         cmocka_unit_test(test_export_all),
         cmocka_unit_test(test_export_none),
         cmocka_unit_test(test_export_lists),
+        cmocka_unit_test(test_login_wanted),
         cmocka_unit_test(test_inherited_slurm_variables),
         cmocka_unit_test(test_submitter_duplicates),
         cmocka_unit_test(test_batch_node),
