@@ -34,6 +34,12 @@ static const char *transport_text(const struct alloc *a, int err)
     return t[0] ? t : ts_strerror(err);
 }
 
+/* Slurm's words for a refused allocation: srun's differ from salloc's. */
+static const char *submit_failed(const struct alloc *a)
+{
+    return a->srun ? "Unable to allocate resources" : "Job submit/allocate failed";
+}
+
 int alloc_submit(struct alloc *a, const struct jobopt *opt)
 {
     Tessera__SubmitRequest sub = TESSERA__SUBMIT_REQUEST__INIT;
@@ -45,18 +51,19 @@ int alloc_submit(struct alloc *a, const struct jobopt *opt)
     Tessera__Response *resp = NULL;
     int err = ctl_call(a->ctl, &req, &resp);
     if (err) {
-        cmd_error(a->ctl->prog, "Job submit/allocate failed: %s", transport_text(a, err));
+        cmd_error(a->ctl->prog, "%s: %s", submit_failed(a), transport_text(a, err));
         return 1;
     }
     int rc = 0;
     if (resp->error) {
+        cmd_refusal_detail(a->ctl->prog, opt->components, opt->ncomponents, resp->error);
         /* MaxJobCount's text speaks of sbatch's retries; an allocation does not retry */
-        cmd_error(a->ctl->prog, "Job submit/allocate failed: %s",
+        cmd_error(a->ctl->prog, "%s: %s", submit_failed(a),
                   resp->error->code == TS_EMAX_JOB_COUNT ? ts_strerror(TS_EAGAIN)
                                                         : resp->error->text);
         rc = 1;
     } else if (resp->msg_case != TESSERA__RESPONSE__MSG_SUBMIT) {
-        cmd_error(a->ctl->prog, "Job submit/allocate failed: unexpected response");
+        cmd_error(a->ctl->prog, "%s: unexpected response", submit_failed(a));
         rc = 1;
     } else {
         a->job_id = resp->submit->job_id;

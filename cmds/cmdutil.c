@@ -22,6 +22,36 @@ void cmd_error(const char *prog, const char *fmt, ...)
     fprintf(stderr, "%s: error: %s\n", prog, line);
 }
 
+int cmd_option_failure(const char *prog, const char *submit_failed, int err, const char *msg)
+{
+    if (err == TS_EOPTION) {
+        fprintf(stderr, "%s: %s\nTry \"%s --help\" for more information\n", prog, msg, prog);
+        return 255;
+    }
+    if (err == TS_EDEPENDENCY || err == TS_EJOB_ARRAY) {
+        cmd_error(prog, "%s: %s", submit_failed, msg);
+    } else {
+        for (const char *line = msg; *line;) { /* each line of a longer text its own */
+            size_t len = strcspn(line, "\n");
+            cmd_error(prog, "%.*s", (int)len, line);
+            line += len + (line[len] == '\n');
+        }
+    }
+    return err == TS_EOPTSPEC ? 255 : 1;
+}
+
+void cmd_refusal_detail(const char *prog, Tessera__JobDesc *const *components, size_t n,
+                        const Tessera__Error *e)
+{
+    if (!e || e->code != TS_EINVALID_PARTITION)
+        return;
+    unsigned long which = 0;
+    if (e->text && strncmp(e->text, "component ", 10) == 0)
+        which = strtoul(e->text + 10, NULL, 10);
+    if (which < n && components[which]->partition && *components[which]->partition)
+        cmd_error(prog, "invalid partition specified: %s", components[which]->partition);
+}
+
 int ctl_load_conf(struct ctl *ctl, const char *prog, const char *conf_path)
 {
     memset(ctl, 0, sizeof(*ctl));

@@ -12,6 +12,17 @@ struct rpc_client;
 
 /* "prog: error: ..." on stderr. */
 void cmd_error(const char *prog, const char *fmt, ...) __attribute__((format(printf, 2, 3)));
+/* A failure of jobopt_parse (err, msg) as Slurm's sbatch, salloc and srun print it; returns
+ * their exit status: getopt's wording and 255 for an unknown option, 255 for the values
+ * Slurm's commands refuse as fatal (TS_EOPTSPEC), 1 otherwise. The errors Slurm reports
+ * from the submission (a malformed --dependency or --array) follow submit_failed, the
+ * command's words for a refused submission ("Batch job submission failed"). */
+int cmd_option_failure(const char *prog, const char *submit_failed, int err, const char *msg);
+/* The line Slurm's commands print before a refused submission's own when it names a
+ * partition that does not exist: "invalid partition specified: NAME", NAME the one of the
+ * component the refusal names ("component N: ..."; the first without that). */
+void cmd_refusal_detail(const char *prog, Tessera__JobDesc *const *components, size_t n,
+                        const Tessera__Error *e);
 
 struct ctl {
     const char *prog;

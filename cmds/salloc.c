@@ -91,16 +91,6 @@ static void usage(FILE *out)
             "  -V, --version               print the version\n");
 }
 
-static int parse_failure(int err, const char *msg)
-{
-    if (err == TS_EOPTION) {
-        fprintf(stderr, "%s: %s\nTry \"%s --help\" for more information\n", PROG, msg, PROG);
-        return 255;
-    }
-    cmd_error(PROG, "%s", msg);
-    return 1;
-}
-
 /* The command to run: the one given, else the user's shell. */
 static char **command_of(const struct jobopt *opt, char **shell_argv)
 {
@@ -247,7 +237,7 @@ int main(int argc, char **argv)
     char msg[1024];
     int err = jobopt_parse(&in, &opt, msg, sizeof(msg));
     if (err)
-        return parse_failure(err, msg);
+        return cmd_option_failure(PROG, "Job submit/allocate failed", err, msg);
     if (opt.help || opt.version) {
         if (opt.help)
             usage(stdout);

@@ -69,18 +69,6 @@ static void usage(FILE *out)
             "  -V, --version               print the version\n");
 }
 
-/* Print a parse failure the way Slurm's sbatch does: getopt's wording for unknown
- * options, "sbatch: error: ..." for the rest. */
-static int parse_failure(int err, const char *msg)
-{
-    if (err == TS_EOPTION) {
-        fprintf(stderr, "%s: %s\nTry \"%s --help\" for more information\n", PROG, msg, PROG);
-        return 255;
-    }
-    cmd_error(PROG, "%s", msg);
-    return 1;
-}
-
 /* What scontrol and squeue show as the job's command: the script's absolute path and
  * its arguments (nothing for --wrap or a script from standard input, as Slurm). */
 static int set_command(const struct jobopt *opt, const char *cwd)
@@ -165,6 +153,8 @@ static int submit(struct ctl *ctl, const struct jobopt *opt)
     }
     int rc = 0;
     if (resp->error) {
+        if (!opt->test_only)
+            cmd_refusal_detail(PROG, opt->components, opt->ncomponents, resp->error);
         /* after the retries, what Slurm says: its errno's text */
         failure(opt, gave_up ? ts_strerror(TS_EAGAIN) : resp->error->text);
         rc = 1;
@@ -203,7 +193,7 @@ int main(int argc, char **argv)
     char msg[1024];
     int err = jobopt_parse(&in, &opt, msg, sizeof(msg));
     if (err)
-        return parse_failure(err, msg);
+        return cmd_option_failure(PROG, "Batch job submission failed", err, msg);
     if (opt.help || opt.version) {
         if (opt.help)
             usage(stdout);

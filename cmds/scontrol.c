@@ -15,6 +15,7 @@
 #include "common/timefmt.h"
 #include "common/version.h"
 
+#include <ctype.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <getopt.h>
@@ -184,8 +185,23 @@ static int show_hostlist(const char *expr)
 /* ------------------------------------------------------------------------------------ */
 /* jobs and partitions */
 
+/* Slurm's scontrol reads the number itself: letters in it are its own error. */
+static int job_id_text_bad(const char *id)
+{
+    if (!isdigit((unsigned char)id[0]))
+        return 1;
+    for (const char *p = id; *p; p++)
+        if (isalpha((unsigned char)*p))
+            return 1;
+    return 0;
+}
+
 static int show_jobs(struct scontrol *s, const char *id)
 {
+    if (id && job_id_text_bad(id)) {
+        fprintf(stderr, "scontrol_print_job error: %s\n", ts_strerror(TS_EINVALID_JOB_ID));
+        return 1;
+    }
     if (need_conf(s))
         return 1;
     Tessera__JobQueryRequest q = TESSERA__JOB_QUERY_REQUEST__INIT;

@@ -76,16 +76,6 @@ static void usage(FILE *out)
             "  -V, --version               print the version\n");
 }
 
-static int parse_failure(int err, const char *msg)
-{
-    if (err == TS_EOPTION) {
-        fprintf(stderr, "%s: %s\nTry \"%s --help\" for more information\n", PROG, msg, PROG);
-        return 1;
-    }
-    cmd_error(PROG, "%s", msg);
-    return 1;
-}
-
 /* ------------------------------------------------------------------------------------ */
 /* which job components each srun component runs on */
 
@@ -585,7 +575,7 @@ int main(int argc, char **argv)
     char msg[1024];
     int err = jobopt_parse(&in, &opt, msg, sizeof(msg));
     if (err)
-        return parse_failure(err, msg);
+        return cmd_option_failure(PROG, "Unable to allocate resources", err, msg);
     if (opt.help || opt.version) {
         if (opt.help)
             usage(stdout);
@@ -595,7 +585,7 @@ int main(int argc, char **argv)
         return 0;
     }
     if (opt.ncomponents == 0 || opt.components[0]->n_argv == 0) {
-        cmd_error(PROG, "No executable program specified");
+        fprintf(stderr, "%s: fatal: No command given to execute.\n", PROG); /* Slurm's */
         jobopt_free(&opt);
         return 1;
     }

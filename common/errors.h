@@ -122,6 +122,7 @@
     X(TS_ESTEP_BUSY, 1068, "Requested nodes are busy")                                  \
     X(TS_ESTEP_COMPONENTS, 1069, "The step's components do not fit in the allocation")  \
     X(TS_ESTEP_NODELIST, 1070, "Requested nodelist overlaps with excluded nodes")         \
+    X(TS_EOPTSPEC, 1076, "Invalid option specification")                                \
                                                                                          \
     X(TS_ECRED_INVALID, 1100, "Invalid job credential")                                 \
     X(TS_ECRED_EXPIRED, 1101, "Job credential expired")                                 \

@@ -166,6 +166,8 @@ int jobopt_script_directives(enum jobopt_cmd cmd, const char *text, struct jobop
 /* Values (jobopt_value.c). */
 int jobopt_parse_u64(const char *s, uint64_t max, uint64_t *v); /* strictly decimal */
 int jobopt_check_dependency(const char *s);
+/* TS_OK or TS_EJOB_ARRAY: whether s is an --array list Slurm accepts. */
+int jobopt_check_array(const char *s);
 int jobopt_norm_mail_type(const char *s, char **out);
 
 #endif

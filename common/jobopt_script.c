@@ -88,9 +88,10 @@ static int check_script(const char *text, size_t len, struct jobopt_err *e)
         return jobopt_fail(e, TS_ESCRIPT, "The Slurm controller does not allow scripts that "
                                           "contain a NULL character '\\0'.");
     if (strncmp(text, "#!", 2) != 0)
-        return jobopt_fail(e, TS_ESCRIPT,
-                           "This does not look like a batch script.  The first line must "
-                           "start with #! followed by the path to an interpreter.");
+        return jobopt_fail(e, TS_ESCRIPT, /* Slurm's three lines */
+                           "This does not look like a batch script.  The first\n"
+                           "line must start with #! followed by the path to an interpreter.\n"
+                           "For instance: #!/bin/sh");
     if (strstr(text, "\r\n"))
         return jobopt_fail(e, TS_ESCRIPT, "Batch script contains DOS line breaks (\\r\\n) "
                                           "instead of expected UNIX line breaks (\\n).");

@@ -160,9 +160,9 @@ static int set_nodes(struct jobopt_ctx *c, const struct jobopt_def *def, const c
           (dash && parse_node_count(dash + 1, &hi) != TS_OK);
     free(min_text);
     if (bad)
-        return jobopt_fail(c->err, TS_EOPTVALUE, "\"%s\" is not a valid node count", arg);
+        return jobopt_fail(c->err, TS_EOPTSPEC, "\"%s\" is not a valid node count", arg);
     if (dash && hi < lo)
-        return jobopt_fail(c->err, TS_EOPTVALUE,
+        return jobopt_fail(c->err, TS_EOPTSPEC,
                            "Maximum node count %llu is less than minimum node count %llu",
                            (unsigned long long)hi, (unsigned long long)lo);
     c->d->has_min_nodes = 1;
@@ -183,7 +183,7 @@ static int set_mem(struct jobopt_ctx *c, const struct jobopt_def *def, const cha
     uint64_t mb;
 
     if (jobopt_parse_size_mb(arg, &mb) != TS_OK)
-        return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid --%s specification", def->name);
+        return jobopt_fail(c->err, TS_EOPTSPEC, "Invalid --%s specification", def->name);
     if (*other == c->src)
         return jobopt_fail(c->err, TS_EOPTVALUE,
                            "--mem and --mem-per-cpu are mutually exclusive.");
@@ -206,7 +206,7 @@ static int set_time(struct jobopt_ctx *c, const struct jobopt_def *def, const ch
     int64_t secs;
 
     if (timefmt_parse_duration(arg, &secs) != TS_OK)
-        return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid --%s specification", def->name);
+        return jobopt_fail(c->err, TS_EOPTSPEC, "Invalid --%s specification", def->name);
     if (secs == 0)
         secs = TIMEFMT_UNLIMITED;
     store(c->d, def, &secs);
@@ -220,7 +220,7 @@ static int set_stamp(struct jobopt_ctx *c, const struct jobopt_def *def, const c
     int64_t v;
 
     if (timefmt_parse_timestamp(arg, c->in->now, &t) != TS_OK)
-        return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid --%s specification", def->name);
+        return jobopt_fail(c->err, TS_EOPTSPEC, "Invalid --%s specification", def->name);
     v = (int64_t)t;
     store(c->d, def, &v);
     return TS_OK;
@@ -247,14 +247,23 @@ static int set_exclusive(struct jobopt_ctx *c, const struct jobopt_def *def, con
     if (arg && (strcmp(arg, "user") == 0 || strcmp(arg, "mcs") == 0))
         return jobopt_fail(c->err, TS_EOPTVALUE, "--exclusive=%s is not supported", arg);
     if (arg && strcmp(arg, "exclusive") != 0)
-        return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid --exclusive specification");
+        return jobopt_fail(c->err, TS_EOPTSPEC, "Invalid --exclusive specification");
     return set_true(c, def, arg);
+}
+
+/* Arrays are not built: a list Slurm would take is "not supported", a malformed one
+ * Slurm's own error, so a typo reads as a typo. */
+static int set_array(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    if (jobopt_check_array(arg) != TS_OK)
+        return jobopt_fail(c->err, TS_EJOB_ARRAY, "%s", ts_strerror(TS_EJOB_ARRAY));
+    return jobopt_fail(c->err, TS_EOPTVALUE, "--%s is not supported", def->name);
 }
 
 static int set_dependency(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
 {
     if (jobopt_check_dependency(arg) != TS_OK)
-        return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid --dependency specification");
+        return jobopt_fail(c->err, TS_EDEPENDENCY, "%s", ts_strerror(TS_EDEPENDENCY));
     return store_str(c, def, arg);
 }
 
@@ -311,7 +320,7 @@ static int set_open_mode(struct jobopt_ctx *c, const struct jobopt_def *def, con
         return store_str(c, def, "append");
     if (strcasecmp(arg, "truncate") == 0 || strcasecmp(arg, "t") == 0)
         return store_str(c, def, "truncate");
-    return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid --open-mode specification");
+    return jobopt_fail(c->err, TS_EOPTSPEC, "Invalid --open-mode specification");
 }
 
 /* A relative directory is relative to where the command runs, as in Slurm, so the job
@@ -402,7 +411,7 @@ static int set_mail_type(struct jobopt_ctx *c, const struct jobopt_def *def, con
     if (rc == TS_ENOMEM)
         return jobopt_fail(c->err, rc, "Out of memory");
     if (rc != TS_OK)
-        return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid --mail-type specification");
+        return jobopt_fail(c->err, TS_EOPTSPEC, "Invalid --mail-type specification");
     rc = store_str(c, def, norm);
     free(norm);
     return rc;
@@ -530,7 +539,7 @@ static int set_wrap(struct jobopt_ctx *c, const struct jobopt_def *def, const ch
 static const struct jobopt_def table[] = {
     UNSUP("acctg-freq", 0, REQ, ALL),
     {"account", 'A', REQ, ALL, P, STR(account), set_str},
-    UNSUP("array", 'a', REQ, SB),
+    {"array", 'a', REQ, SB, 0, NOFIELD, set_array},
     UNSUP("batch", 0, REQ, SB),
     UNSUP("bb", 0, REQ, ALL),
     UNSUP("bbf", 0, REQ, ALL),

@@ -210,3 +210,49 @@ int jobopt_norm_mail_type(const char *s, char **out)
     *out = buf;
     return TS_OK;
 }
+
+/* ---- --array ----------------------------------------------------------------------- */
+
+/* Slurm's default MaxArraySize: indexes run from 0 to 1000. */
+#define ARRAY_INDEX_MAX 1000u
+
+/* A decimal index at *p (spaces before it skipped, as Slurm's strtol does). */
+static int read_index(const char **p, const char *end, unsigned long *v)
+{
+    while (*p < end && **p == ' ')
+        (*p)++;
+    if (*p == end || !isdigit((unsigned char)**p))
+        return 0;
+    for (*v = 0; *p < end && isdigit((unsigned char)**p); (*p)++)
+        if ((*v = *v * 10 + (unsigned long)(**p - '0')) > ARRAY_INDEX_MAX * 10ul)
+            return 0;
+    return 1;
+}
+
+/* Slurm's --array syntax: items "N", "N-M" or "N-M:S" (N <= M, S >= 1, M <= 1000)
+ * separated by commas (empty items skipped), then an optional "%limit" that Slurm
+ * does not check. */
+int jobopt_check_array(const char *s)
+{
+    const char *end = s + strcspn(s, "%");
+    for (const char *p = s; p < end;) {
+        if (*p == ',') {
+            p++;
+            continue;
+        }
+        unsigned long lo, hi, step = 1;
+        if (!read_index(&p, end, &lo))
+            return TS_EJOB_ARRAY;
+        hi = lo;
+        if (p < end && *p == '-') {
+            p++;
+            if (!read_index(&p, end, &hi) || hi < lo)
+                return TS_EJOB_ARRAY;
+            if (p < end && *p == ':' && (p++, !read_index(&p, end, &step) || step == 0))
+                return TS_EJOB_ARRAY;
+        }
+        if (hi > ARRAY_INDEX_MAX || (p < end && *p != ','))
+            return TS_EJOB_ARRAY;
+    }
+    return TS_OK;
+}

@@ -29,6 +29,7 @@
 struct candidates {
     size_t count;
     uint64_t total_cpus;
+    uint64_t part_cpus;    /* of every node of the partition, chosen or not */
     uint32_t max_cpus;     /* of one node */
     uint64_t max_mem_mb;   /* of one node */
 };
@@ -79,6 +80,7 @@ static int gather_candidates(const struct conf *conf, const struct conf_partitio
         const struct conf_node *n = &conf->nodes[idx];
         int in_want = want->flags && want->flags[idx];
         wanted_here += in_want;
+        cand->part_cpus += n->cpus;
         if ((want->flags && !in_want) || (avoid->flags && avoid->flags[idx]) ||
             !features_match(d->constraint, n->features))
             continue;
@@ -143,10 +145,19 @@ static int check_counts(const struct conf_partition *part, const Tessera__JobDes
 
 /* Could the nodes that qualify ever hold the request? Products of the user's counts
  * saturate (common/arith.h): one that overflows is larger than any cluster. */
-static int check_fit(const Tessera__JobDesc *d, const struct candidates *cand,
-                     const struct job_sizing *s)
+static int check_fit(const Tessera__JobDesc *d, const struct conf_partition *part,
+                     const struct candidates *cand, const struct job_sizing *s)
 {
-    if (cand->count == 0 || s->min_nodes > cand->count)
+    if (cand->count == 0)
+        return TS_ENODE_CONFIG;
+    /* Slurm's order and texts (EnforcePartLimits=ALL): the partition's CPUs first, so
+     * "-N5k" is "More processors requested than permitted" and "-N5" on four nodes
+     * "Node count specification invalid" */
+    if (arith_mul_sat(s->ntasks, s->cpus_per_task) > cand->part_cpus)
+        return TS_ETOO_MANY_CPUS;
+    if (s->min_nodes > part->nnodes)
+        return TS_ENODE_COUNT;
+    if (s->min_nodes > cand->count)
         return TS_ENODE_CONFIG;
     if (s->cpus_per_task > cand->max_cpus ||
         (d->has_ntasks_per_node && arith_mul_sat(d->ntasks_per_node, s->cpus_per_task) > cand->max_cpus))
@@ -267,7 +278,7 @@ int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset
         return TS_EINVAL;
     if ((err = check_paths(conf, s->part, d)))
         return err;
-    if ((err = check_fit(d, &cand, s)))
+    if ((err = check_fit(d, s->part, &cand, s)))
         return err;
     return spread_tasks(d, &cand, s);
 }

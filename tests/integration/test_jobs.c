@@ -455,7 +455,7 @@ static void test_begin_forms(void **state)
         expect_squeue("%S", "-j", sid, line);
         expect(RUN("scancel", sid), 0, "", "");
     }
-    expect(RUN("sbatch", "--begin=tomorrow+1", "--wrap=true"), 1, "",
+    expect(RUN("sbatch", "--begin=tomorrow+1", "--wrap=true"), 255, "",
            "sbatch: error: Invalid --begin specification\n");
 }
 

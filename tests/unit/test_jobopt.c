@@ -106,6 +106,12 @@ static void bad_value(const char *opt, const char *value, const char *msg)
     bad(JOBOPT_SBATCH, ARGV(opt, value, "x.sh"), NULL, SCRIPT, TS_EOPTVALUE, msg);
 }
 
+/* A value Slurm's commands refuse with exit status 255 (TS_EOPTSPEC). */
+static void bad_spec(const char *opt, const char *value, const char *msg)
+{
+    bad(JOBOPT_SBATCH, ARGV(opt, value, "x.sh"), NULL, SCRIPT, TS_EOPTSPEC, msg);
+}
+
 static void assert_same_desc(const Tessera__JobDesc *a, const Tessera__JobDesc *b)
 {
     size_t la = tessera__job_desc__get_packed_size(a);
@@ -424,10 +430,32 @@ static void test_getopt_errors(void **state)
            "--job-name");
 }
 
+/* --array is not built, but a malformed list is Slurm's error (the submission's text),
+ * as on the reference cluster: x, 5-1, 0-2000000, 1001, 1-3:0, -1, 1:2 are refused; the
+ * rest (empty items, a "%limit" Slurm does not check) reach "not supported". */
+static void test_array_spec(void **state)
+{
+    static const char *const bad_specs[] = {"x", "5-1", "0-2000000", "1001", "1-3:0",
+                                            "-1", "1:2", "1-3:x", "1-", "3,x"};
+    static const char *const good_specs[] = {"1-3", "0,6,16-32", "0-1000:2", "1,,2",
+                                             "1-3%2", "1-3%x", " 1", "3-3", ""};
+    char opt[64];
+    for (size_t i = 0; i < sizeof(bad_specs) / sizeof(bad_specs[0]); i++) {
+        snprintf(opt, sizeof(opt), "--array=%s", bad_specs[i]);
+        print_message("%s\n", opt);
+        SB_BAD(TS_EJOB_ARRAY, "Invalid job array specification", opt, "x.sh");
+    }
+    for (size_t i = 0; i < sizeof(good_specs) / sizeof(good_specs[0]); i++) {
+        snprintf(opt, sizeof(opt), "--array=%s", good_specs[i]);
+        print_message("%s\n", opt);
+        SB_BAD(TS_EOPTVALUE, "--array is not supported", opt, "x.sh");
+    }
+}
+
 static void test_unsupported(void **state)
 {
     static const char *const cases[][2] = {
-        {"--array=1-3", "array"},    {"-a", "array"},         {"--gres", "gres"},
+        {"--array=1-3", "array"},    {"-a1", "array"},        {"--gres", "gres"},
         {"-G", "gpus"},              {"--gpus=1", "gpus"},    {"--mem-per-gpu=1", "mem-per-gpu"},
         {"--reservation", "reservation"}, {"-M", "clusters"}, {"--clusters=c", "clusters"},
         {"--signal=B:USR1", "signal"}, {"--wckey=w", "wckey"}, {"-s", "oversubscribe"},
@@ -568,13 +596,13 @@ static void test_nodes(void **state)
     assert_int_equal(d->min_nodes, 3);
     assert_int_equal(d->max_nodes, 3);
     jobopt_free(&o);
-    bad_value("-N", "4-2", "Maximum node count 2 is less than minimum node count 4");
-    bad_value("-N", "abc", "\"abc\" is not a valid node count");
-    bad_value("-N", "0", "\"0\" is not a valid node count");
-    bad_value("-N", "2-", "\"2-\" is not a valid node count");
-    bad_value("-N", "-2", "\"-2\" is not a valid node count");
-    bad_value("-N", "1-2-3", "\"1-2-3\" is not a valid node count");
-    bad_value("-N", " 2", "\" 2\" is not a valid node count");
+    bad_spec("-N", "4-2", "Maximum node count 2 is less than minimum node count 4");
+    bad_spec("-N", "abc", "\"abc\" is not a valid node count");
+    bad_spec("-N", "0", "\"0\" is not a valid node count");
+    bad_spec("-N", "2-", "\"2-\" is not a valid node count");
+    bad_spec("-N", "-2", "\"-2\" is not a valid node count");
+    bad_spec("-N", "1-2-3", "\"1-2-3\" is not a valid node count");
+    bad_spec("-N", " 2", "\" 2\" is not a valid node count");
     /* Slurm's suffixes: k is 1024, m is 1024 * 1024 */
     d = one(&o, "-N", "2k");
     assert_int_equal(d->min_nodes, 2048);
@@ -589,12 +617,12 @@ static void test_nodes(void **state)
     d = one(&o, "-N", "2m");
     assert_int_equal(d->min_nodes, 2u << 20);
     jobopt_free(&o);
-    bad_value("-N", "0k", "\"0k\" is not a valid node count");
-    bad_value("-N", "k", "\"k\" is not a valid node count");
-    bad_value("-N", "1kx", "\"1kx\" is not a valid node count");
-    bad_value("-N", "1.5k", "\"1.5k\" is not a valid node count");
-    bad_value("-N", "4096m", "\"4096m\" is not a valid node count"); /* over 32 bits */
-    bad_value("-N", "2k-1k", "Maximum node count 1024 is less than minimum node count 2048");
+    bad_spec("-N", "0k", "\"0k\" is not a valid node count");
+    bad_spec("-N", "k", "\"k\" is not a valid node count");
+    bad_spec("-N", "1kx", "\"1kx\" is not a valid node count");
+    bad_spec("-N", "1.5k", "\"1.5k\" is not a valid node count");
+    bad_spec("-N", "4096m", "\"4096m\" is not a valid node count"); /* over 32 bits */
+    bad_spec("-N", "2k-1k", "Maximum node count 1024 is less than minimum node count 2048");
 
     /* a plain count replaces a range from a lower-precedence source */
     ok(JOBOPT_SBATCH, ARGV("-N", "3", "x.sh"), NULL, "#!/bin/sh\n#SBATCH -N 2-4\n", &o);
@@ -671,8 +699,8 @@ static void test_sizes(void **state)
     jobopt_free(&o);
     assert_int_equal(one(&o, "--mem-per-cpu", "1G")->mem_per_cpu_mb, 1024);
     jobopt_free(&o);
-    bad_value("--mem", "5X", "Invalid --mem specification");
-    bad_value("--mem-per-cpu", "", "Invalid --mem-per-cpu specification");
+    bad_spec("--mem", "5X", "Invalid --mem specification");
+    bad_spec("--mem-per-cpu", "", "Invalid --mem-per-cpu specification");
 }
 
 static void check_time(const char *opt, const char *value, int64_t secs)
@@ -705,11 +733,11 @@ static void test_time_limits(void **state)
     check_time("-t", "infinite", -1);
     check_time("--time-min", "5", 300);
     check_time("--time-min", "0", -1);
-    bad_value("-t", "abc", "Invalid --time specification");
-    bad_value("-t", "", "Invalid --time specification");
-    bad_value("-t", "-1", "Invalid --time specification");
-    bad_value("-t", "1:60", "Invalid --time specification");
-    bad_value("--time-min", "x", "Invalid --time-min specification");
+    bad_spec("-t", "abc", "Invalid --time specification");
+    bad_spec("-t", "", "Invalid --time specification");
+    bad_spec("-t", "-1", "Invalid --time specification");
+    bad_spec("-t", "1:60", "Invalid --time specification");
+    bad_spec("--time-min", "x", "Invalid --time-min specification");
 }
 
 static void test_begin_deadline(void **state)
@@ -735,9 +763,9 @@ static void test_begin_deadline(void **state)
     jobopt_free(&o);
     assert_int_equal(one(&o, "--deadline", "now+2days")->deadline, NOW + 2 * DAY);
     jobopt_free(&o);
-    bad_value("--begin", "garbage", "Invalid --begin specification");
-    bad_value("--begin", "", "Invalid --begin specification");
-    bad_value("--deadline", "garbage", "Invalid --deadline specification");
+    bad_spec("--begin", "garbage", "Invalid --begin specification");
+    bad_spec("--begin", "", "Invalid --begin specification");
+    bad_spec("--deadline", "garbage", "Invalid --deadline specification");
 }
 
 static void test_open_mode_nice_priority_exclusive(void **state)
@@ -753,8 +781,8 @@ static void test_open_mode_nice_priority_exclusive(void **state)
     jobopt_free(&o);
     assert_string_equal(one(&o, "--open-mode", "T")->open_mode, "truncate");
     jobopt_free(&o);
-    bad_value("--open-mode", "ap", "Invalid --open-mode specification");
-    bad_value("--open-mode", "foo", "Invalid --open-mode specification");
+    bad_spec("--open-mode", "ap", "Invalid --open-mode specification");
+    bad_spec("--open-mode", "foo", "Invalid --open-mode specification");
 
     assert_int_equal(one(&o, "--nice=2147483645", NULL)->nice, 2147483645);
     jobopt_free(&o);
@@ -784,7 +812,7 @@ static void test_open_mode_nice_priority_exclusive(void **state)
     jobopt_free(&o);
     SB_BAD(TS_EOPTVALUE, "--exclusive=user is not supported", "--exclusive=user", "x.sh");
     SB_BAD(TS_EOPTVALUE, "--exclusive=mcs is not supported", "--exclusive=mcs", "x.sh");
-    SB_BAD(TS_EOPTVALUE, "Invalid --exclusive specification", "--exclusive=foo", "x.sh");
+    SB_BAD(TS_EOPTSPEC, "Invalid --exclusive specification", "--exclusive=foo", "x.sh");
 }
 
 static void test_host_lists(void **state)
@@ -815,11 +843,11 @@ static void test_mail_type(void **state)
         "NONE,BEGIN,END,FAIL,REQUEUE,ALL,INVALID_DEPEND,STAGE_OUT,TIME_LIMIT,TIME_LIMIT_90,"
         "TIME_LIMIT_80,TIME_LIMIT_50,ARRAY_TASKS");
     jobopt_free(&o);
-    bad_value("--mail-type", "FOO", "Invalid --mail-type specification");
-    bad_value("--mail-type", "", "Invalid --mail-type specification");
-    bad_value("--mail-type", "BEGIN,", "Invalid --mail-type specification");
-    bad_value("--mail-type", "BEGIN,,END", "Invalid --mail-type specification");
-    bad_value("--mail-type", "TIME_LIMIT_70", "Invalid --mail-type specification");
+    bad_spec("--mail-type", "FOO", "Invalid --mail-type specification");
+    bad_spec("--mail-type", "", "Invalid --mail-type specification");
+    bad_spec("--mail-type", "BEGIN,", "Invalid --mail-type specification");
+    bad_spec("--mail-type", "BEGIN,,END", "Invalid --mail-type specification");
+    bad_spec("--mail-type", "TIME_LIMIT_70", "Invalid --mail-type specification");
 }
 
 static void test_licenses(void **state)
@@ -864,7 +892,8 @@ static void test_dependency(void **state)
     }
     for (size_t i = 0; i < sizeof(wrong) / sizeof(wrong[0]); i++) {
         print_message("bad -d \"%s\"\n", wrong[i]);
-        bad_value("-d", wrong[i], "Invalid --dependency specification");
+        bad(JOBOPT_SBATCH, ARGV("-d", wrong[i], "x.sh"), NULL, SCRIPT, TS_EDEPENDENCY,
+            "Job dependency problem");
     }
 }
 
@@ -1232,7 +1261,7 @@ static void test_env_values(void **state)
         "SBATCH_REQUEUE: Invalid value \"maybe\" (use yes, no or a number)");
     bad(JOBOPT_SBATCH, ARGV("x.sh"), ENV("SBATCH_DEBUG=2"), SCRIPT, TS_EOPTVALUE,
         "SBATCH_DEBUG: Invalid value \"2\" (must be 0 or 1)");
-    bad(JOBOPT_SBATCH, ARGV("x.sh"), ENV("SBATCH_TIMELIMIT=abc"), SCRIPT, TS_EOPTVALUE,
+    bad(JOBOPT_SBATCH, ARGV("x.sh"), ENV("SBATCH_TIMELIMIT=abc"), SCRIPT, TS_EOPTSPEC,
         "SBATCH_TIMELIMIT: Invalid --time specification");
 
     /* an empty value is a value, on every component */
@@ -1406,7 +1435,7 @@ static void test_directive_errors(void **state)
     bad(JOBOPT_SBATCH, ARGV("x.sh"), NULL, "#!/bin/sh\n#SBATCH --bogus\n", TS_EOPTION,
         "batch script line 2: unrecognized option '--bogus'");
     bad(JOBOPT_SBATCH, ARGV("x.sh"), NULL, "#!/bin/sh\n#SBATCH -n1\n#SBATCH hetjob\n#SBATCH -t x\n",
-        TS_EOPTVALUE, "component 1: batch script line 4: Invalid --time specification");
+        TS_EOPTSPEC, "component 1: batch script line 4: Invalid --time specification");
     /* the component count is known even for an error before the separator */
     bad(JOBOPT_SBATCH, ARGV("x.sh"), NULL, "#!/bin/sh\n#SBATCH --bogus\n#SBATCH hetjob\n#SBATCH -n1\n",
         TS_EOPTION, "component 0: batch script line 2: unrecognized option '--bogus'");
@@ -1422,8 +1451,8 @@ static void test_script_checks(void **state)
 
     bad(JOBOPT_SBATCH, ARGV("x.sh"), NULL, "", TS_ESCRIPT, "Batch script is empty!");
     bad(JOBOPT_SBATCH, ARGV("x.sh"), NULL, "echo hi\n", TS_ESCRIPT,
-        "This does not look like a batch script.  The first line must start with #! "
-        "followed by the path to an interpreter.");
+        "This does not look like a batch script.  The first\nline must start with #! "
+        "followed by the path to an interpreter.\nFor instance: #!/bin/sh");
     bad(JOBOPT_SBATCH, ARGV("x.sh"), NULL, "#!/bin/sh\r\necho\r\n", TS_ESCRIPT,
         "Batch script contains DOS line breaks (\\r\\n) instead of expected UNIX line breaks "
         "(\\n).");
@@ -1563,7 +1592,7 @@ static void test_first_component_only(void **state)
     assert_null(o.components[1]->mail_user);
     jobopt_free(&o);
     /* but a bad value is still an error */
-    SB_BAD(TS_EOPTVALUE, "component 1: Invalid --mail-type specification", "-n1", ":",
+    SB_BAD(TS_EOPTSPEC, "component 1: Invalid --mail-type specification", "-n1", ":",
            "--mail-type=FOO", "x.sh");
 }
 
@@ -1571,7 +1600,7 @@ static void test_error_prefixes(void **state)
 {
     SB_BAD(TS_EOPTVALUE, "component 1: Invalid numeric value \"abc\" for --ntasks.", "-n1", ":",
            "-n", "abc", "x.sh");
-    SB_BAD(TS_EOPTVALUE, "component 2: Invalid --time specification", "-n1", ":", "-n2", ":",
+    SB_BAD(TS_EOPTSPEC, "component 2: Invalid --time specification", "-n1", ":", "-n2", ":",
            "-t", "abc", "x.sh");
     SB_BAD(TS_EOPTION, "component 1: unrecognized option '--bogus'", "-n1", ":", "--bogus",
            "x.sh");
@@ -1580,7 +1609,7 @@ static void test_error_prefixes(void **state)
            "x.sh");
     SB_BAD(TS_EOPTION, "component 0: invalid option -- 'Z'", "-Z", ":", "-Y", "x.sh");
     bad(JOBOPT_SBATCH, ARGV("-n1", ":", "-n2", "x.sh"), ENV("SBATCH_TIMELIMIT=abc"), SCRIPT,
-        TS_EOPTVALUE, "component 0: SBATCH_TIMELIMIT: Invalid --time specification");
+        TS_EOPTSPEC, "component 0: SBATCH_TIMELIMIT: Invalid --time specification");
     /* a lone component has no prefix */
     SB_BAD(TS_EOPTVALUE, "Invalid numeric value \"abc\" for --ntasks.", "-n", "abc", "x.sh");
 }
@@ -1707,6 +1736,7 @@ int main(void)
         cmocka_unit_test(test_short_clusters),
         cmocka_unit_test(test_getopt_errors),
         cmocka_unit_test(test_unsupported),
+        cmocka_unit_test(test_array_spec),
         cmocka_unit_test(test_per_command_options),
         cmocka_unit_test(test_counts),
         cmocka_unit_test(test_nodes),
