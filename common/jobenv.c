@@ -700,6 +700,8 @@ static void export_env(struct outenv *e, const Tessera__JobDesc *d)
 
 int jobenv_login_wanted(const Tessera__JobDesc *d)
 {
+    if (d->has_get_user_env && d->get_user_env)
+        return 1;
     const char *x = d->export_env;
     if (!nonempty(x) || strcasecmp(x, "NIL") == 0)
         return 0;

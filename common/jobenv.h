@@ -35,7 +35,8 @@ char **jobenv_salloc(const Tessera__JobRecord *const *components, size_t n, char
 char **jobenv_exported(const Tessera__JobDesc *d);
 void jobenv_free(char **env);
 /* Whether d's batch script starts from its user's login environment (the node daemon
- * reads it as the user): Slurm's rule for --export=NONE and for lists without ALL. */
+ * reads it as the user): Slurm's rule for --get-user-env, --export=NONE and lists
+ * without ALL. */
 int jobenv_login_wanted(const Tessera__JobDesc *d);
 
 /* Slurm's compressed per-node lists: "4(x2),2" for 4,4,2. buf gets the text; returns it. */

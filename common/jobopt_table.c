@@ -251,6 +251,18 @@ static int set_exclusive(struct jobopt_ctx *c, const struct jobopt_def *def, con
     return set_true(c, def, arg);
 }
 
+/* sbatch --get-user-env: the script starts from the login environment (read with the
+ * node daemon's fixed bound; Slurm's "=timeout" and "S"/"L" modes are not built). salloc's
+ * would load it into salloc's own command, which is not built either. */
+static int set_get_user_env(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    if (c->in->cmd != JOBOPT_SBATCH)
+        return jobopt_fail(c->err, TS_EOPTVALUE, "--%s is not supported", def->name);
+    if (arg)
+        return jobopt_fail(c->err, TS_EOPTVALUE, "--%s=%s is not supported", def->name, arg);
+    return set_true(c, def, arg);
+}
+
 /* Arrays are not built: a list Slurm would take is "not supported", a malformed one
  * Slurm's own error, so a typo reads as a typo. */
 static int set_array(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
@@ -572,7 +584,7 @@ static const struct jobopt_def table[] = {
     {"export", 0, REQ, SB | SR, P, STR(export_env), set_str},
     UNSUP("export-file", 0, REQ, SB),
     UNSUP("extra-node-info", 'B', REQ, ALL),
-    UNSUP("get-user-env", 0, OPT, SB | SA),
+    {"get-user-env", 0, OPT, SB | SA, 0, NUM(BOOL, get_user_env), set_get_user_env},
     UNSUP("gid", 0, REQ, ALL),
     UNSUP("gpu-bind", 0, REQ, ALL),
     UNSUP("gpu-freq", 0, REQ, ALL),

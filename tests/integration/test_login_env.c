@@ -1,7 +1,8 @@
 /* The batch script's environment where Slurm builds it from the user's login: --export=NONE
  * and --export lists without ALL start from what the user's login shell sets up (read by
- * the script's own process, as the user), under the job's variables; the default
- * (--export=ALL) does not. A user whose shell refuses logins (nobody: /usr/sbin/nologin)
+ * the script's own process, as the user), under the job's variables; so does
+ * --get-user-env, under the whole submitter's environment; the default (--export=ALL)
+ * does not. A user whose shell refuses logins (nobody: /usr/sbin/nologin)
  * runs with the minimal environment and a warning. SLURM_TASK_PID is the script's pid.
  * Expectations: Slurm 22.05 on the reference cluster (`sbatch --export=NONE --wrap env`).
  */
@@ -144,6 +145,21 @@ static void test_export_all_keeps_submitter_environment(void **state)
     free(text);
 }
 
+/* --get-user-env: the login environment under the submitter's whole environment (Slurm
+ * 22.05: PATH stays the submitter's, HOME and SHELL come from the login). */
+static void test_get_user_env(void **state)
+{
+    struct passwd *pw = getpwuid(0);
+    assert_non_null(pw);
+    char *text = run_job(0, "--get-user-env", SCRIPT);
+    expect_var(text, "PATH", "/submitter/bin");
+    expect_var(text, "FROM_SUBMITTER", "yes");
+    expect_var(text, "HOME", pw->pw_dir);
+    expect_var(text, "SHELL", pw->pw_shell);
+    expect_var(text, "SLURM_GET_USER_ENV", "1");
+    free(text);
+}
+
 /* nobody's shell refuses the login: the job still runs, as the user, with the minimal
  * environment from the passwd entry and the job's variables, and says why in its output.
  * (Slurm 22.05 runs it with the job's variables alone and logs the failure on the node.) */
@@ -177,6 +193,7 @@ int main(void)
         cmocka_unit_test(test_export_none_login_environment),
         cmocka_unit_test(test_export_list_login_environment),
         cmocka_unit_test(test_export_all_keeps_submitter_environment),
+        cmocka_unit_test(test_get_user_env),
         cmocka_unit_test(test_export_none_refused_login),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -618,6 +618,9 @@ static void test_login_wanted(void **state)
         if (jobenv_login_wanted(&d) != cases[i].want)
             fail_msg("--export=%s: %d", cases[i].export_env, !cases[i].want);
     }
+    Tessera__JobDesc gue = TESSERA__JOB_DESC__INIT;
+    gue.has_get_user_env = gue.get_user_env = 1; /* sbatch --get-user-env, --export=ALL */
+    assert_true(jobenv_login_wanted(&gue));
     char **env = export_case("NONE");
     expect(env, "SLURM_GET_USER_ENV", "1");
     jobenv_free(env);

@@ -452,6 +452,19 @@ static void test_array_spec(void **state)
     }
 }
 
+/* sbatch --get-user-env: the job starts from the login environment; the timeout and
+ * mode argument, and salloc's, are not built. */
+static void test_get_user_env(void **state)
+{
+    struct jobopt o;
+    Tessera__JobDesc *d = one(&o, "--get-user-env", NULL);
+    assert_true(d->has_get_user_env && d->get_user_env);
+    jobopt_free(&o);
+    SB_BAD(TS_EOPTVALUE, "--get-user-env=10L is not supported", "--get-user-env=10L", "x.sh");
+    bad(JOBOPT_SALLOC, ARGV("--get-user-env", "true"), NULL, NULL, TS_EOPTVALUE,
+        "--get-user-env is not supported");
+}
+
 static void test_unsupported(void **state)
 {
     static const char *const cases[][2] = {
@@ -1737,6 +1750,7 @@ int main(void)
         cmocka_unit_test(test_getopt_errors),
         cmocka_unit_test(test_unsupported),
         cmocka_unit_test(test_array_spec),
+        cmocka_unit_test(test_get_user_env),
         cmocka_unit_test(test_per_command_options),
         cmocka_unit_test(test_counts),
         cmocka_unit_test(test_nodes),
