@@ -248,8 +248,10 @@ __attribute__((noreturn)) static void child_exec(const struct stepd *sd, const s
             _exit(1);
     }
     exec_searched(t->argv[0], t->argv, t->env, t->search);
-    /* as Slurm's: the task exits 2 (ENOENT) or 126 and says why */
-    child_fail("execve()", strerror(errno), errno == ENOENT ? 2 : 126);
+    /* as Slurm's: the task exits 2 (ENOENT) or 126 and says why, naming the program */
+    int err = errno;
+    dprintf(2, "tessera-stepd: error: execve(): %s: %s\n", t->argv[0], strerror(err));
+    _exit(err == ENOENT ? 2 : 126);
 }
 
 static int start_all(struct stepd *sd, const struct sd_identity *idp, char **base,

@@ -169,6 +169,10 @@ static const struct row rows[] = {
      "sbatch: error: For instance: #!/bin/sh\n"},
     {"sbatch", {"@/empty.sh"}, 1, "sbatch: error: Batch script is empty!\n"},
     {"srun", {NULL}, 1, "srun: fatal: No command given to execute.\n"},
+    /* Slurm's daemon calls itself slurmstepd-n2 */
+    {"srun", {"-w", "n2", "nosuchcmd"}, 2,
+     "tessera-stepd: error: execve(): nosuchcmd: No such file or directory\n"
+     "srun: error: n2: task 0: Exited with exit code 2\n"},
 
     /* job ids */
     {"squeue", {"-j", "abc"}, 1, "squeue: error: Invalid job id: abc\n"},
@@ -214,10 +218,10 @@ static void test_slurm_texts(void **state)
         result_free(&got);
     }
     assert_int_equal(failed, 0);
-    /* nothing was submitted */
-    struct result q = RUN("squeue", "-h", "-t", "all");
+    /* nothing was submitted but the allocation of the srun that ran */
+    struct result q = RUN("squeue", "-h", "-t", "all", "-o", "%j");
     assert_int_equal(q.rc, 0);
-    assert_string_equal(q.out, "");
+    assert_string_equal(q.out, "nosuchcmd\n");
     result_free(&q);
 }
 
