@@ -262,11 +262,13 @@ static void test_atomic_rejection(void **state)
     char *queue_before = squeue("%i", "-t", "all");
 
     expect(RUN("sbatch", "-n1", ":", "-n1", ":", "-p", "nosuch", "-n1", "--wrap=true"), 1, "",
+           "sbatch: error: invalid partition specified: nosuch\n" /* Slurm's line first */
            "sbatch: error: Batch job submission failed: component 2: Invalid partition name "
            "specified\n");
+    /* more nodes than the partition has (Slurm, EnforcePartLimits=ALL) */
     expect(RUN("sbatch", "-n1", ":", "-N", "9", "--wrap=true"), 1, "",
-           "sbatch: error: Batch job submission failed: component 1: Requested node "
-           "configuration is not available\n");
+           "sbatch: error: Batch job submission failed: component 1: Node count "
+           "specification invalid\n");
     expect(RUN("sbatch", "-t", "2:00:00", "--wrap=true"), 1, "",
            "sbatch: error: Batch job submission failed: Requested time limit is invalid "
            "(missing or exceeds some limit)\n");
