@@ -40,6 +40,20 @@ int cmd_option_failure(const char *prog, const char *submit_failed, int err, con
     return err == TS_EOPTSPEC ? 255 : 1;
 }
 
+void cmd_fit_nodes_to_tasks(const char *prog, struct jobopt *opt)
+{
+    for (size_t i = 0; i < opt->ncomponents; i++) {
+        Tessera__JobDesc *d = opt->components[i];
+        if (!d->has_ntasks || !d->has_min_nodes || d->ntasks >= d->min_nodes)
+            continue;
+        fprintf(stderr, "%s: Warning: can't run %u processes on %u nodes, setting nnodes to %u\n",
+                prog, d->ntasks, d->min_nodes, d->ntasks);
+        d->min_nodes = d->ntasks;
+        if (d->has_max_nodes && d->max_nodes > d->ntasks)
+            d->max_nodes = d->ntasks;
+    }
+}
+
 void cmd_refusal_detail(const char *prog, Tessera__JobDesc *const *components, size_t n,
                         const Tessera__Error *e)
 {

@@ -8,6 +8,7 @@
 #include <stddef.h>
 
 struct conf;
+struct jobopt;
 struct rpc_client;
 
 /* "prog: error: ..." on stderr. */
@@ -18,6 +19,10 @@ void cmd_error(const char *prog, const char *fmt, ...) __attribute__((format(pri
  * from the submission (a malformed --dependency or --array) follow submit_failed, the
  * command's words for a refused submission ("Batch job submission failed"). */
 int cmd_option_failure(const char *prog, const char *submit_failed, int err, const char *msg);
+/* Slurm's sbatch and salloc: a component asking for fewer tasks than nodes (-N5 -n2) gets
+ * as many nodes as tasks, with Slurm's warning ("can't run 2 processes on 5 nodes,
+ * setting nnodes to 2"). */
+void cmd_fit_nodes_to_tasks(const char *prog, struct jobopt *opt);
 /* The line Slurm's commands print before a refused submission's own when it names a
  * partition that does not exist: "invalid partition specified: NAME", NAME the one of the
  * component the refusal names ("component N: ..."; the first without that). */

@@ -246,6 +246,7 @@ int main(int argc, char **argv)
         jobopt_free(&opt);
         return 0;
     }
+    cmd_fit_nodes_to_tasks(PROG, &opt);
     struct sigaction sa = {.sa_handler = on_int};
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);

@@ -202,6 +202,7 @@ int main(int argc, char **argv)
         jobopt_free(&opt);
         return 0;
     }
+    cmd_fit_nodes_to_tasks(PROG, &opt);
     struct ctl ctl;
     int rc = 1;
     if (set_command(&opt, cwd) || cmd_set_origin(&opt, cwd)) {

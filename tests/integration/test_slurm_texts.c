@@ -225,10 +225,44 @@ static void test_slurm_texts(void **state)
     result_free(&q);
 }
 
+/* Fewer tasks than nodes: as many nodes as tasks, with Slurm's warning (sbatch and
+ * salloc; Slurm 22.05 accepts -N1000000k -n1 this way). */
+static void test_nodes_fitted_to_tasks(void **state)
+{
+    static const struct {
+        const char *nodes, *tasks, *warning, *shown;
+    } cases[] = {
+        {"-N5", "-n2", "sbatch: Warning: can't run 2 processes on 5 nodes, setting nnodes to 2\n",
+         "2 2\n"},
+        {"-N1000000k", "-n1",
+         "sbatch: Warning: can't run 1 processes on 1024000000 nodes, setting nnodes to 1\n",
+         "1 1\n"},
+        {"-N2-4", "-n1", "sbatch: Warning: can't run 1 processes on 2 nodes, setting nnodes to 1\n",
+         "1 1\n"},
+    };
+    for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+        struct result r = RUN("sbatch", "--parsable", "-H", cases[i].nodes, cases[i].tasks,
+                              "--wrap=true");
+        assert_int_equal(r.rc, 0);
+        assert_string_equal(r.err, cases[i].warning);
+        unsigned id = (unsigned)strtoul(r.out, NULL, 10);
+        result_free(&r);
+        char *shown = query(id, "%D %C");
+        assert_string_equal(shown, cases[i].shown);
+        free(shown);
+        char sid[16];
+        snprintf(sid, sizeof(sid), "%u", id);
+        r = RUN("scancel", sid);
+        expect_ok(&r);
+        result_free(&r);
+    }
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_slurm_texts),
+        cmocka_unit_test(test_nodes_fitted_to_tasks),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
