@@ -87,45 +87,60 @@ static struct passwd user(const char *shell_path)
 
 static char *const passed[] = {(char *)"SLURM_JOB_ID=7", (char *)"PATH=/job/bin", NULL};
 
+static char sh[300]; /* the last shell written */
+
+/* The merge for a user whose shell has body, with job (NULL-terminated) passed. */
+static char **login_with(struct loginenv *le, const char *name, const char *body,
+                         char *const *job, unsigned timeout_ms, char **warned)
+{
+    shell(name, body, sh, sizeof(sh));
+    struct passwd pw = user(sh);
+    size_t n = 0;
+    while (job && job[n])
+        n++;
+    assert_int_equal(loginenv_prepare(le, &pw, n, timeout_ms), TS_OK);
+    return merge_catching(le, job, warned);
+}
+
+static void done(struct loginenv *le, char *warned)
+{
+    free(warned);
+    loginenv_release(le);
+}
+
 /* The shell's environment (its own output, not its standard output, which a profile may
  * write to), under the job's variables; the login shell's folder names dropped; the
  * shell ran in the user's home with the minimal environment. */
 static void test_login_environment(void **state)
 {
-    char sh[300];
-    shell("sh-ok",
-          "echo 'Welcome!'\n"
-          "[ \"$1\" = -c ] || exit 9\n"
-          "[ \"$(pwd)\" = \"$HOME\" ] && [ \"$USER\" = alice ] && [ \"$LOGNAME\" = alice ] || exit 8\n"
-          "[ \"$PATH\" = /usr/local/bin:/usr/bin:/bin ] || exit 7\n"
-          "printf 'FROM_PROFILE=a b\\nc\\0PATH=/login/bin\\0SLURM_JOB_ID=99\\0PWD=/x\\0=bad\\0noequals\\0' >&3",
-          sh, sizeof(sh));
-    struct passwd pw = user(sh);
     struct loginenv le;
-    assert_int_equal(loginenv_prepare(&le, &pw, 2, 5000), TS_OK);
     char *warned;
-    char **env = merge_catching(&le, passed, &warned);
+    char **env = login_with(
+        &le, "sh-ok",
+        "echo 'Welcome!'\n"
+        "[ \"$1\" = -c ] || exit 9\n"
+        "[ \"$(pwd)\" = \"$HOME\" ] && [ \"$USER\" = alice ] && [ \"$LOGNAME\" = alice ] || exit 8\n"
+        "[ \"$PATH\" = /usr/local/bin:/usr/bin:/bin ] || exit 7\n"
+        "printf 'FROM_PROFILE=a b\\nc\\0PATH=/login/bin\\0SLURM_JOB_ID=99\\0PWD=/x\\0=bad\\0noequals\\0' >&3",
+        passed, 5000, &warned);
     assert_string_equal(warned, "");
     assert_string_equal(find(env, "FROM_PROFILE"), "a b\nc");
     assert_string_equal(find(env, "PATH"), "/job/bin");
     assert_string_equal(find(env, "SLURM_JOB_ID"), "7");
     assert_null(find(env, "PWD"));
     assert_null(find(env, "HOME")); /* the shell did not print it */
-    free(warned);
-    loginenv_release(&le);
+    done(&le, warned);
 }
 
 /* A shell that refuses the login (nologin's way): the minimal environment, the job's
  * variables over it, and a warning that says why. */
 static void test_refused_login(void **state)
 {
-    char sh[300];
-    shell("nologin", "echo 'This account is currently not available.'; exit 1", sh, sizeof(sh));
-    struct passwd pw = user(sh);
     struct loginenv le;
-    assert_int_equal(loginenv_prepare(&le, &pw, 2, 5000), TS_OK);
     char *warned;
-    char **env = merge_catching(&le, passed, &warned);
+    char **env = login_with(&le, "nologin",
+                            "echo 'This account is currently not available.'; exit 1",
+                            passed, 5000, &warned);
     assert_non_null(strstr(warned, "the shell exited with status 1"));
     assert_string_equal(find(env, "HOME"), dir);
     assert_string_equal(find(env, "USER"), "alice");
@@ -133,58 +148,48 @@ static void test_refused_login(void **state)
     assert_string_equal(find(env, "SHELL"), sh);
     assert_string_equal(find(env, "PATH"), "/job/bin");
     assert_string_equal(find(env, "SLURM_JOB_ID"), "7");
-    free(warned);
-    loginenv_release(&le);
+    done(&le, warned);
 }
 
 /* A profile that hangs (and leaves a child holding the pipe): given up after the bound. */
 static void test_hanging_profile(void **state)
 {
-    char sh[300];
-    shell("hang", "sleep 30 & echo $! > bg.pid; printf 'A=1\\0' >&3; exec sleep 30", sh, sizeof(sh));
-    struct passwd pw = user(sh);
     struct loginenv le;
-    assert_int_equal(loginenv_prepare(&le, &pw, 0, 300), TS_OK);
     char *warned;
-    char **env = merge_catching(&le, NULL, &warned);
+    char **env = login_with(&le, "hang",
+                            "sleep 30 & echo $! > bg.pid; printf 'A=1\\0' >&3; exec sleep 30",
+                            NULL, 300, &warned);
     assert_non_null(strstr(warned, "no answer within 300 ms"));
     assert_null(find(env, "A"));
     assert_string_equal(find(env, "USER"), "alice");
-    free(warned);
-    loginenv_release(&le);
+    done(&le, warned);
 }
 
 /* A child of the profile keeps the pipe open after the shell's exit: the output is taken
  * at the exit, without waiting for the child. */
 static void test_lingering_child(void **state)
 {
-    char sh[300];
-    shell("linger", "sleep 30 & echo $! > bg.pid; printf 'A=1\\0' >&3; exit 0", sh, sizeof(sh));
-    struct passwd pw = user(sh);
     struct loginenv le;
-    assert_int_equal(loginenv_prepare(&le, &pw, 0, 20000), TS_OK);
     char *warned;
-    char **env = merge_catching(&le, NULL, &warned);
+    char **env = login_with(&le, "linger",
+                            "sleep 30 & echo $! > bg.pid; printf 'A=1\\0' >&3; exit 0",
+                            NULL, 20000, &warned);
     assert_string_equal(warned, "");
     assert_string_equal(find(env, "A"), "1");
-    free(warned);
-    loginenv_release(&le);
+    done(&le, warned);
 }
 
 /* More output than the bound: refused whole, never cut to a partial environment. */
 static void test_flood(void **state)
 {
-    char sh[300];
-    shell("flood", "printf 'A=1\\0' >&3; exec yes B=2 >&3", sh, sizeof(sh));
-    struct passwd pw = user(sh);
     struct loginenv le;
-    assert_int_equal(loginenv_prepare(&le, &pw, 0, 5000), TS_OK);
     char *warned;
-    char **env = merge_catching(&le, NULL, &warned);
+    char **env = login_with(&le, "flood",
+                            "printf 'A=1\\0' >&3; exec yes B=2 >&3",
+                            NULL, 5000, &warned);
     assert_non_null(strstr(warned, "more than"));
     assert_null(find(env, "A"));
-    free(warned);
-    loginenv_release(&le);
+    done(&le, warned);
 }
 
 /* No passwd entry: the job's variables alone. */
@@ -197,8 +202,7 @@ static void test_no_user(void **state)
     assert_non_null(strstr(warned, "no passwd entry"));
     assert_string_equal(find(env, "PATH"), "/job/bin");
     assert_null(find(env, "HOME"));
-    free(warned);
-    loginenv_release(&le);
+    done(&le, warned);
 }
 
 int main(void)
