@@ -1,6 +1,6 @@
 /* A batch script's login environment (--export=NONE, or an --export list without ALL):
  * what the user's login shell sets up, under the variables the job passes (docs/job-states.md,
- * section 7).
+ * section 8).
  *
  * Read in the script's own process after it became the user, so root never runs a
  * user's profile: that process starts the user's shell as a login shell ("-bash -c ...")
