@@ -278,11 +278,12 @@ __attribute__((noreturn)) static void waiter_main(struct exec_plan *plan)
     int why[2];
     if (pipe2(why, O_CLOEXEC) != 0)
         _exit(127);
-    struct exec_plan mine = *plan;
-    mine.why_fd = why[1];
+    /* the waiter's own copy of the plan (it was forked): the script's process fills in its
+     * entries (SLURM_TASK_PID) where the environment points */
+    plan->why_fd = why[1];
     pid_t pid = fork();
     if (pid == 0)
-        script_exec(&mine); /* never returns */
+        script_exec(plan); /* never returns */
     close(why[1]);
     if (pid < 0)
         _exit(127);
