@@ -1,4 +1,5 @@
-/* scancel: cancel or signal jobs by id ("93", "93+1") or by filters (-u -p -t -n).
+/* scancel: cancel or signal jobs by id ("93", "93+1") or by filters (-u -p -t -n -q -A -w);
+ * -i asks about each job first.
  *
  * As Slurm's scancel, it says nothing about ids that are unknown or already finished
  * unless -v is given (scripts cancel jobs that may have ended), and its exit status is
@@ -8,6 +9,7 @@
 #include "common/conf.h"
 #include "common/errors.h"
 #include "common/jobstate.h"
+#include "common/signame.h"
 #include "common/version.h"
 
 #include <ctype.h>
@@ -23,7 +25,7 @@
 
 struct options {
     uint32_t signal;
-    int verbose, quiet;
+    int verbose, quiet, batch, full, interactive;
     uint32_t *uids;
     size_t nuids;
     char **partitions;
@@ -32,32 +34,12 @@ struct options {
     size_t nstates;
     char **names;
     size_t nnames;
+    char **qos;
+    size_t nqos;
+    char **accounts;
+    size_t naccounts;
+    const char *nodelist;
 };
-
-static const struct {
-    const char *name;
-    int number;
-} signals[] = {
-    {"HUP", SIGHUP},   {"INT", SIGINT},   {"QUIT", SIGQUIT}, {"ABRT", SIGABRT},
-    {"KILL", SIGKILL}, {"ALRM", SIGALRM}, {"TERM", SIGTERM}, {"USR1", SIGUSR1},
-    {"USR2", SIGUSR2}, {"CONT", SIGCONT}, {"STOP", SIGSTOP}, {"TSTP", SIGTSTP},
-    {"TTIN", SIGTTIN}, {"TTOU", SIGTTOU}, {"URG", SIGURG},   {"XCPU", SIGXCPU},
-};
-
-static int parse_signal(const char *s)
-{
-    if (isdigit((unsigned char)*s)) {
-        char *end = NULL;
-        long n = strtol(s, &end, 10);
-        return *end || n < 1 || n > 64 ? -1 : (int)n;
-    }
-    if (!strncasecmp(s, "SIG", 3))
-        s += 3;
-    for (size_t i = 0; i < sizeof(signals) / sizeof(signals[0]); i++)
-        if (!strcasecmp(s, signals[i].name))
-            return signals[i].number;
-    return -1;
-}
 
 /* Slurm's error numbers for what scancel reports, for its exit status. */
 static int slurm_errno(int code)
@@ -158,34 +140,62 @@ static int add_state(struct options *o, const char *s)
 
 static void usage(FILE *out)
 {
-    fprintf(out, "Usage: scancel [OPTIONS] [job_id[+offset]]...\n"
+    fprintf(out, "Usage: scancel [OPTIONS] [job_id[+offset][.step_id]]...\n"
+                 "  -A, --account=account  jobs charging this account\n"
+                 "  -b, --batch            signal the batch shell only\n"
+                 "  -f, --full             signal the batch shell, what it started and all steps\n"
+                 "  -H, --hurry            (no burst buffers here: nothing to stage out)\n"
+                 "  -i, --interactive      ask before acting on each job\n"
                  "  -n, --name=name        jobs with this name\n"
                  "  -p, --partition=name   jobs in this partition\n"
+                 "  -q, --qos=qos          jobs of this quality of service\n"
                  "  -Q, --quiet            no messages but errors\n"
-                 "  -s, --signal=name      send this signal instead of cancelling\n"
+                 "  -s, --signal=name      send this signal (to the steps) instead of cancelling\n"
                  "  -t, --state=state      jobs in this state (PENDING, RUNNING, SUSPENDED)\n"
                  "  -u, --user=name        jobs of this user\n"
+                 "  -w, --nodelist=nodes   jobs on any of these nodes\n"
                  "  -v, --verbose          say what is done\n"
                  "  -h, --help             this text\n"
                  "  -V, --version          print the version\n");
 }
 
+/* Slurm's options for what Tessera does not have (clusters, federation, reservations,
+ * workload keys): refused, never ignored. */
+static int unsupported(const char *name)
+{
+    cmd_error(PROG, "--%s is not supported", name);
+    return -1;
+}
+
+static int push_str(char ***list, size_t *n, char *item)
+{
+    return push((void **)list, n, sizeof(char *), &item);
+}
+
 static int parse_options(int argc, char **argv, struct options *o)
 {
+    enum { OPT_SIBLING = 0x100, OPT_WCKEY };
     static const struct option longopts[] = {
         {"signal", required_argument, NULL, 's'}, {"user", required_argument, NULL, 'u'},
         {"partition", required_argument, NULL, 'p'}, {"state", required_argument, NULL, 't'},
         {"name", required_argument, NULL, 'n'}, {"jobname", required_argument, NULL, 'n'},
+        {"account", required_argument, NULL, 'A'}, {"qos", required_argument, NULL, 'q'},
+        {"nodelist", required_argument, NULL, 'w'}, {"batch", no_argument, NULL, 'b'},
+        {"full", no_argument, NULL, 'f'}, {"interactive", no_argument, NULL, 'i'},
+        {"hurry", no_argument, NULL, 'H'}, {"clusters", required_argument, NULL, 'M'},
+        {"reservation", required_argument, NULL, 'R'},
+        {"sibling", required_argument, NULL, OPT_SIBLING},
+        {"wckey", required_argument, NULL, OPT_WCKEY},
         {"verbose", no_argument, NULL, 'v'}, {"quiet", no_argument, NULL, 'Q'},
         {"help", no_argument, NULL, 'h'}, {"usage", no_argument, NULL, 'h'},
         {"version", no_argument, NULL, 'V'}, {NULL, 0, NULL, 0},
     };
     int ch;
-    while ((ch = getopt_long(argc, argv, "s:u:p:t:n:vQhV", longopts, NULL)) != -1) {
+    while ((ch = getopt_long(argc, argv, "s:u:p:t:n:A:q:w:bfiHM:R:vQhV", longopts, NULL)) != -1) {
         int err = 0;
         switch (ch) {
         case 's': {
-            int sig = parse_signal(optarg);
+            int sig = signame_parse(optarg, strlen(optarg));
             if (sig < 0) {
                 fprintf(stderr, "Unknown job signal: %s\n", optarg);
                 return 1;
@@ -194,9 +204,20 @@ static int parse_options(int argc, char **argv, struct options *o)
             break;
         }
         case 'u': err = add_user(o, optarg); break;
-        case 'p': err = push((void **)&o->partitions, &o->npartitions, sizeof(char *), &optarg); break;
+        case 'p': err = push_str(&o->partitions, &o->npartitions, optarg); break;
         case 't': err = add_state(o, optarg); break;
-        case 'n': err = push((void **)&o->names, &o->nnames, sizeof(char *), &optarg); break;
+        case 'n': err = push_str(&o->names, &o->nnames, optarg); break;
+        case 'A': err = push_str(&o->accounts, &o->naccounts, optarg); break;
+        case 'q': err = push_str(&o->qos, &o->nqos, optarg); break;
+        case 'w': o->nodelist = optarg; break;
+        case 'b': o->batch = 1; break;
+        case 'f': o->full = 1; break;
+        case 'i': o->interactive = 1; break;
+        case 'H': break; /* Tessera stages nothing out: what -H avoids never happens */
+        case 'M': err = unsupported("clusters"); break;
+        case 'R': err = unsupported("reservation"); break;
+        case OPT_SIBLING: err = unsupported("sibling"); break;
+        case OPT_WCKEY: err = unsupported("wckey"); break;
         case 'v': o->verbose++; break;
         case 'Q': o->quiet = 1; break;
         case 'h': usage(stdout); exit(0);
@@ -229,6 +250,185 @@ static int report(const struct options *o, const Tessera__JobActionResult *r)
     return quiet_error ? 0 : slurm_errno((int)r->code) & 0xff;
 }
 
+/* The action o asks for, on ids (none: on o's filters). */
+static void fill_action(const struct options *o, char **ids, size_t nids,
+                        Tessera__JobActionRequest *a)
+{
+    a->action = o->signal ? TESSERA__JOB_ACTION__JOB_ACTION_SIGNAL
+                          : TESSERA__JOB_ACTION__JOB_ACTION_CANCEL;
+    a->signal = o->signal;
+    /* Slurm: a signal reaches the steps only, unless -b (the batch shell alone) or -f
+     * (everything) says otherwise; the controller sends SIGKILL everywhere */
+    a->signal_scope = o->full    ? TESSERA__JOB_SIGNAL_SCOPE__JOB_SIGNAL_ALL
+                      : o->batch ? TESSERA__JOB_SIGNAL_SCOPE__JOB_SIGNAL_BATCH_SHELL
+                                 : TESSERA__JOB_SIGNAL_SCOPE__JOB_SIGNAL_STEPS;
+    a->job_ids = ids;
+    a->n_job_ids = nids;
+    a->user_ids = o->uids;
+    a->n_user_ids = o->nuids;
+    a->partitions = o->partitions;
+    a->n_partitions = o->npartitions;
+    a->states = o->states;
+    a->n_states = o->nstates;
+    a->names = o->names;
+    a->n_names = o->nnames;
+    a->qos = o->qos;
+    a->n_qos = o->nqos;
+    a->accounts = o->accounts;
+    a->n_accounts = o->naccounts;
+    a->nodelist = (char *)(o->nodelist ? o->nodelist : "");
+}
+
+/* One request; a failure is printed. Returns 0 with *resp set, or 1. */
+static int call(struct ctl *ctl, Tessera__Request *req, int pages, Tessera__Response **resp)
+{
+    *resp = NULL;
+    int err = pages ? ctl_call_pages(ctl, req, resp) : ctl_call(ctl, req, resp);
+    if (err) {
+        cmd_error(PROG, "%s", err == TS_ECONNECT
+                                  ? "Unable to contact slurm controller (connect failure)"
+                                  : ctl_error_text(ctl)[0] ? ctl_error_text(ctl)
+                                                           : ts_strerror(err));
+    } else if ((*resp)->error) {
+        cmd_error(PROG, "%s", (*resp)->error->text);
+    } else {
+        return 0;
+    }
+    if (*resp)
+        tessera__response__free_unpacked(*resp, NULL);
+    *resp = NULL;
+    return 1;
+}
+
+/* The record an id as typed ("93", "93+1", "93.0") stands for among recs, or NULL. */
+static const Tessera__JobRecord *record_of(const char *text, Tessera__JobRecord **recs, size_t n)
+{
+    char *end;
+    unsigned long id = strtoul(text, &end, 10);
+    int has_offset = *end == '+';
+    unsigned long offset = has_offset ? strtoul(end + 1, NULL, 10) : 0;
+    for (size_t i = 0; i < n; i++) {
+        const Tessera__JobRecord *r = recs[i];
+        if (has_offset ? r->het_job_id == id && r->het_job_offset == offset : r->job_id == id)
+            return r;
+    }
+    return NULL;
+}
+
+/* Slurm's question, on stdout; a line starting with y or n answers it, anything else asks
+ * again. End of input answers no (Slurm would ask for ever: docs/slurm-differences.md). */
+static int ask(const char *text, const Tessera__JobRecord *r, int *eof)
+{
+    char *line = NULL;
+    size_t cap = 0;
+    int yes = 0;
+    while (!*eof) {
+        printf("Cancel %s=%s name=%s partition=%s [y/n]? ", strchr(text, '.') ? "step_id" : "job_id",
+               text, r->desc->name ? r->desc->name : "", r->desc->partition ? r->desc->partition : "");
+        fflush(stdout);
+        if (getline(&line, &cap, stdin) < 0) {
+            *eof = 1;
+            putchar('\n');
+        } else if (line[0] == 'y' || line[0] == 'Y' || line[0] == 'n' || line[0] == 'N') {
+            yes = line[0] == 'y' || line[0] == 'Y';
+            break;
+        }
+    }
+    free(line);
+    return yes;
+}
+
+/* The ids the filters match, as the controller decides it (list_only): added to *ids. */
+static int list_matches(struct ctl *ctl, const struct options *o, struct cmd_list *ids)
+{
+    Tessera__JobActionRequest a = TESSERA__JOB_ACTION_REQUEST__INIT;
+    fill_action(o, NULL, 0, &a);
+    a.list_only = 1;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_JOB_ACTION;
+    req.job_action = &a;
+    Tessera__Response *resp;
+    if (call(ctl, &req, 0, &resp))
+        return 1;
+    int rc = 0;
+    for (size_t i = 0; !rc && resp->msg_case == TESSERA__RESPONSE__MSG_JOB_ACTION &&
+                       i < resp->job_action->n_results; i++)
+        rc = cmd_list_add(ids, resp->job_action->results[i]->job_id) ? 1 : 0;
+    tessera__response__free_unpacked(resp, NULL);
+    return rc;
+}
+
+/* -i: the ids (or the filters' matches) the user says yes to, into *chosen. Ids that name
+ * no known job are kept without a question: the action reports them as usual. */
+static int ask_each(struct ctl *ctl, const struct options *o, char **ids, size_t nids,
+                    struct cmd_list *chosen)
+{
+    struct cmd_list cand = {0}, base = {0};
+    int rc = 0;
+    for (size_t i = 0; !rc && i < nids; i++)
+        rc = cmd_list_add(&cand, ids[i]) ? 1 : 0;
+    if (!rc && nids == 0)
+        rc = list_matches(ctl, o, &cand);
+    for (size_t i = 0; !rc && i < cand.n; i++) {
+        char *b = strdup(cand.items[i]);
+        if (!b)
+            rc = 1;
+        else {
+            b[strcspn(b, "._")] = '\0';
+            rc = cmd_list_add(&base, b) ? 1 : 0;
+            free(b);
+        }
+    }
+    Tessera__Response *resp = NULL;
+    if (!rc && cand.n) {
+        Tessera__JobQueryRequest q = TESSERA__JOB_QUERY_REQUEST__INIT;
+        q.job_ids = base.items;
+        q.n_job_ids = base.n;
+        q.all_states = 1;
+        Tessera__Request req = TESSERA__REQUEST__INIT;
+        req.msg_case = TESSERA__REQUEST__MSG_JOB_QUERY;
+        req.job_query = &q;
+        if (call(ctl, &req, 1, &resp))
+            resp = NULL; /* unknown ids only: every id goes on without a question */
+    }
+    int eof = 0;
+    for (size_t i = 0; !rc && i < cand.n; i++) {
+        const Tessera__JobRecord *r =
+            resp && resp->msg_case == TESSERA__RESPONSE__MSG_JOB_QUERY
+                ? record_of(cand.items[i], resp->job_query->jobs, resp->job_query->n_jobs)
+                : NULL;
+        if (!r || ask(cand.items[i], r, &eof))
+            rc = cmd_list_add(chosen, cand.items[i]) ? 1 : 0;
+    }
+    if (resp)
+        tessera__response__free_unpacked(resp, NULL);
+    cmd_list_free(&cand);
+    cmd_list_free(&base);
+    return rc;
+}
+
+static int act(struct ctl *ctl, const struct options *o, char **ids, size_t nids)
+{
+    Tessera__JobActionRequest a = TESSERA__JOB_ACTION_REQUEST__INIT;
+    fill_action(o, ids, nids, &a);
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_JOB_ACTION;
+    req.job_action = &a;
+    Tessera__Response *resp;
+    if (call(ctl, &req, 0, &resp))
+        return 1;
+    int rc = 0;
+    if (resp->msg_case == TESSERA__RESPONSE__MSG_JOB_ACTION) {
+        for (size_t i = 0; i < resp->job_action->n_results; i++) {
+            int r = report(o, resp->job_action->results[i]);
+            if (r)
+                rc = r;
+        }
+    }
+    tessera__response__free_unpacked(resp, NULL);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     struct options o = {0};
@@ -236,7 +436,8 @@ int main(int argc, char **argv)
     if (parse_options(argc, argv, &o))
         return 1;
     int nids = argc - optind;
-    if (nids == 0 && !o.nuids && !o.npartitions && !o.nstates && !o.nnames) {
+    if (nids == 0 && !o.nuids && !o.npartitions && !o.nstates && !o.nnames && !o.nqos &&
+        !o.naccounts && !o.nodelist) {
         cmd_error(PROG, "No job identification provided");
         return 1;
     }
@@ -245,47 +446,22 @@ int main(int argc, char **argv)
     struct ctl ctl;
     if (ctl_load_conf(&ctl, PROG, NULL))
         return 1;
-    Tessera__JobActionRequest a = TESSERA__JOB_ACTION_REQUEST__INIT;
-    a.action = o.signal ? TESSERA__JOB_ACTION__JOB_ACTION_SIGNAL
-                        : TESSERA__JOB_ACTION__JOB_ACTION_CANCEL;
-    a.signal = o.signal;
-    a.job_ids = argv + optind;
-    a.n_job_ids = (size_t)nids;
-    a.user_ids = o.uids;
-    a.n_user_ids = o.nuids;
-    a.partitions = o.partitions;
-    a.n_partitions = o.npartitions;
-    a.states = o.states;
-    a.n_states = o.nstates;
-    a.names = o.names;
-    a.n_names = o.nnames;
-    Tessera__Request req = TESSERA__REQUEST__INIT;
-    req.msg_case = TESSERA__REQUEST__MSG_JOB_ACTION;
-    req.job_action = &a;
-    Tessera__Response *resp = NULL;
-    int rc = 0, err = ctl_call(&ctl, &req, &resp);
-    if (err) {
-        cmd_error(PROG, "%s", err == TS_ECONNECT
-                                  ? "Unable to contact slurm controller (connect failure)"
-                                  : ctl_error_text(&ctl)[0] ? ctl_error_text(&ctl)
-                                                            : ts_strerror(err));
-        rc = 1;
-    } else if (resp->error) {
-        cmd_error(PROG, "%s", resp->error->text);
-        rc = 1;
-    } else if (resp->msg_case == TESSERA__RESPONSE__MSG_JOB_ACTION) {
-        for (size_t i = 0; i < resp->job_action->n_results; i++) {
-            int r = report(&o, resp->job_action->results[i]);
-            if (r)
-                rc = r;
-        }
+    int rc;
+    if (o.interactive) {
+        struct cmd_list chosen = {0};
+        rc = ask_each(&ctl, &o, argv + optind, (size_t)nids, &chosen);
+        if (!rc && chosen.n)
+            rc = act(&ctl, &o, chosen.items, chosen.n);
+        cmd_list_free(&chosen);
+    } else {
+        rc = act(&ctl, &o, argv + optind, (size_t)nids);
     }
-    if (resp)
-        tessera__response__free_unpacked(resp, NULL);
     ctl_close(&ctl);
     free(o.uids);
     free(o.partitions);
     free(o.states);
     free(o.names);
+    free(o.qos);
+    free(o.accounts);
     return rc;
 }

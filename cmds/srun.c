@@ -437,6 +437,10 @@ static int check_step_options(const struct jobopt *opt)
             cmd_error(PROG, "--time for a step within an allocation is not supported");
             return 1;
         }
+        if (opt->components[i]->has_warn_signal) {
+            cmd_error(PROG, "--signal for a step within an allocation is not supported");
+            return 1;
+        }
     }
     return 0;
 }

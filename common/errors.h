@@ -117,6 +117,7 @@
     X(TS_EENV_TOOBIG, 1047, "Job environment is larger than the controller accepts")   \
     X(TS_EPATH_TOOLONG, 1048, "File name pattern is too long")                          \
     X(TS_ENO_BATCH_SCRIPT, 1055, "Job script not specified")                            \
+    X(TS_EINVALID_SIGNAL, 1060, "Invalid --signal specification")                       \
     X(TS_ENOT_SUPPORTED_HERE, 1064, "Requested operation not supported on this system") \
     X(TS_ETIME_DECREMENT, 1065, "TimeLimit decrement larger than current time limit")  \
     X(TS_ESTEP_BUSY, 1068, "Requested nodes are busy")                                  \

@@ -31,6 +31,8 @@ enum jobopt_cmd { JOBOPT_SBATCH, JOBOPT_SALLOC, JOBOPT_SRUN };
 /* Largest memory size accepted (MB): 1 EiB, beyond any node, far from overflow even when
  * multiplied by a CPU count. */
 #define JOBOPT_MAX_SIZE_MB (UINT64_C(1) << 40)
+/* Largest --signal=SIG@TIME warning time (seconds), as Slurm bounds it. */
+#define JOBOPT_WARN_SECS_MAX 65535
 
 struct jobopt_input {
     enum jobopt_cmd cmd;

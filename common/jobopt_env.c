@@ -60,6 +60,7 @@ static const struct jobopt_envdef envs[] = {
     {"SBATCH_QOS", SB, "qos", ENV_VALUE},
     {"SBATCH_REQUEUE", SB, "requeue", ENV_VALUE},
     {"SBATCH_RESERVATION", SB, "reservation", ENV_VALUE},
+    {"SBATCH_SIGNAL", SB, "signal", ENV_VALUE},
     {"SBATCH_TIMELIMIT", SB, "time", ENV_VALUE},
     {"SBATCH_WAIT", SB, "wait", ENV_VALUE},
 
@@ -78,6 +79,7 @@ static const struct jobopt_envdef envs[] = {
     {"SALLOC_PARTITION", SA, "partition", ENV_VALUE},
     {"SALLOC_QOS", SA, "qos", ENV_VALUE},
     {"SALLOC_RESERVATION", SA, "reservation", ENV_VALUE},
+    {"SALLOC_SIGNAL", SA, "signal", ENV_VALUE},
     {"SALLOC_TIMELIMIT", SA, "time", ENV_VALUE},
 
     {"SLURM_CLUSTERS", SB | SA | SR, "clusters", ENV_VALUE},
@@ -114,6 +116,7 @@ static const struct jobopt_envdef envs[] = {
     {"SLURM_REMOTE_CWD", SR, "chdir", ENV_VALUE},
     {"SLURM_WORKING_DIR", SR, "chdir", ENV_VALUE},
     {"SLURM_RESERVATION", SR, "reservation", ENV_VALUE},
+    {"SLURM_SIGNAL", SR, "signal", ENV_VALUE},
     {"SLURM_STDERRMODE", SR, "error", ENV_VALUE},
     {"SLURM_STDINMODE", SR, "input", ENV_VALUE},
     {"SLURM_STDOUTMODE", SR, "output", ENV_VALUE},

@@ -11,6 +11,7 @@
 #include "common/hostlist.h"
 #include "common/idset.h"
 #include "common/licenses.h"
+#include "common/signame.h"
 #include "common/timefmt.h"
 
 #include <stdio.h>
@@ -270,6 +271,34 @@ static int set_array(struct jobopt_ctx *c, const struct jobopt_def *def, const c
     if (jobopt_check_array(arg) != TS_OK)
         return jobopt_fail(c->err, TS_EJOB_ARRAY, "%s", ts_strerror(TS_EJOB_ARRAY));
     return jobopt_fail(c->err, TS_EOPTVALUE, "--%s is not supported", def->name);
+}
+
+/* --signal=[{R|B}:]SIG[@TIME]: the warning before the time limit (docs/slurm-differences.md
+ * says why R:, about reservations, is refused). The letters before the colon may come in
+ * either order, in either case. */
+static int set_signal(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    const char *colon = strchr(arg, ':'), *sig = colon ? colon + 1 : arg;
+    int batch = 0, reservation = 0;
+    for (const char *p = arg; colon && p < colon; p++) {
+        int *flag = *p == 'B' || *p == 'b' ? &batch : *p == 'R' || *p == 'r' ? &reservation : NULL;
+        if (!flag || *flag)
+            return jobopt_fail(c->err, TS_EOPTSPEC, "Invalid --signal specification");
+        *flag = 1;
+    }
+    const char *at = strchr(sig, '@');
+    int signo = signame_parse(sig, at ? (size_t)(at - sig) : strlen(sig));
+    uint64_t secs = 60;
+    if ((colon && colon == arg) || signo < 0 ||
+        (at && jobopt_parse_u64(at + 1, JOBOPT_WARN_SECS_MAX, &secs) != TS_OK))
+        return jobopt_fail(c->err, TS_EOPTSPEC, "Invalid --signal specification");
+    if (reservation)
+        return jobopt_fail(c->err, TS_EOPTVALUE, "--%s=%s is not supported", def->name, arg);
+    c->d->has_warn_signal = c->d->has_warn_secs = c->d->has_warn_batch_shell = 1;
+    c->d->warn_signal = (uint32_t)signo;
+    c->d->warn_secs = (uint32_t)secs;
+    c->d->warn_batch_shell = batch;
+    return TS_OK;
 }
 
 static int set_dependency(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
@@ -650,7 +679,7 @@ static const struct jobopt_def table[] = {
     UNSUP("reboot", 0, NONE, ALL),
     {"requeue", 0, NONE, SB, P, NUM(BOOL, requeue), set_requeue},
     UNSUP("reservation", 0, REQ, ALL),
-    UNSUP("signal", 0, REQ, ALL),
+    {"signal", 0, REQ, ALL, 0, NUM(U32, warn_signal), set_signal},
     UNSUP("sockets-per-node", 0, REQ, ALL),
     UNSUP("spread-job", 0, NONE, ALL),
     UNSUP("switches", 0, REQ, ALL),

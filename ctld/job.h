@@ -144,8 +144,12 @@ int job_limits_check_submission(const struct ctld *c, const Tessera__SubmitReque
 /* --- life (ctld/job_ops.c) ---------------------------------------------------------- */
 
 /* One action on the components an id means (SPEC 1.3). Returns a ts_err. */
+struct job_signal_req {
+    uint32_t signo;                 /* JOB_ACTION_SIGNAL */
+    Tessera__JobSignalScope scope;  /* which processes (scancel -b, -f); SIGKILL: all */
+};
 int job_action_by_id(struct ctld *c, Tessera__JobAction kind, const char *text, uid_t uid,
-                     uint32_t signal);
+                     const struct job_signal_req *sig);
 /* The filters of squeue and scancel: a job matches when it matches each list given
  * (an empty list matches everything); with no states, finished jobs match only when
  * all_states is set. */
@@ -159,9 +163,15 @@ struct job_filter {
     int all_states;
     char *const *names;
     size_t nnames;
+    char *const *qos;
+    size_t nqos;
+    char *const *accounts;
+    size_t naccounts;
     const struct hashmap *nodes; /* names of nodes: jobs allocated any of them (NULL: any) */
 };
 int job_filter_matches(const struct job_filter *f, const struct job *j);
+/* The most items one filter list of a query or action may hold. */
+#define JOB_FILTER_MAX_ITEMS 1024
 
 int job_is_admin(const struct ctld *c, uid_t uid);
 /* The reason a pending job waits for, from what the controller knows without a
@@ -219,8 +229,10 @@ void job_end_component(struct ctld *c, struct job *j, Tessera__JobState state);
  * go back to the scheduler and their daemons stop what it runs there. */
 int job_shrink_component(struct ctld *c, struct job *j, uint32_t keep);
 void job_requeue_unit(struct ctld *c, struct job *leader);
-/* scancel --signal: the signal to every process of the unit. */
-void job_signal_unit(struct ctld *c, struct job *leader, int signo);
+/* scancel --signal: the signal to the unit's processes that scope names. */
+void job_signal_unit(struct ctld *c, struct job *leader, int signo, Tessera__JobSignalScope scope);
+/* --signal=SIG without @TIME: seconds before the time limit (as Slurm). */
+#define JOB_WARN_SECS_DEFAULT 60
 void job_suspend_unit(struct ctld *c, struct job *leader, int resume);
 /* A node daemon reported the end of a batch script. */
 void job_batch_ended(struct ctld *c, const Tessera__JobCompleteRequest *msg);

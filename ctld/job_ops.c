@@ -99,6 +99,7 @@ struct action {
     uid_t uid;
     int admin;
     uint32_t signal;
+    Tessera__JobSignalScope scope;
     time_t now;
 };
 
@@ -215,7 +216,7 @@ static void apply_started(const struct action *a, struct job **targets, int n, i
                 job_end_component(a->c, targets[i], TESSERA__JOB_STATE__JOB_CANCELLED);
         break;
     case TESSERA__JOB_ACTION__JOB_ACTION_SIGNAL:
-        job_signal_unit(a->c, leader, (int)a->signal);
+        job_signal_unit(a->c, leader, (int)a->signal, a->scope);
         break;
     case TESSERA__JOB_ACTION__JOB_ACTION_REQUEUE:
         if (jobstate_is_finished(leader->rec->state))
@@ -292,10 +293,15 @@ static int act_on(const struct action *a, struct job **targets, int n, int whole
 }
 
 int job_action_by_id(struct ctld *c, Tessera__JobAction kind, const char *text, uid_t uid,
-                     uint32_t signal)
+                     const struct job_signal_req *sig)
 {
+    uint32_t signal = sig ? sig->signo : 0;
+    /* SIGKILL reaches every process of the job whatever scancel asked (as in Slurm) */
+    Tessera__JobSignalScope scope = !sig || signal == SIGKILL
+                                        ? TESSERA__JOB_SIGNAL_SCOPE__JOB_SIGNAL_ALL
+                                        : sig->scope;
     struct action a = {.c = c, .kind = kind, .uid = uid, .admin = job_is_admin(c, uid),
-                       .signal = signal, .now = time(NULL)};
+                       .signal = signal, .scope = scope, .now = time(NULL)};
     if (strchr(text, '.')) { /* JOB.STEP: scancel of a step */
         if (kind == TESSERA__JOB_ACTION__JOB_ACTION_CANCEL)
             return step_action(c, text, uid, SIGTERM, 1);
@@ -361,6 +367,10 @@ int job_filter_matches(const struct job_filter *f, const struct job *j)
     }
     if (ok && f->nnames)
         ok = has_string(f->names, f->nnames, r->desc->name);
+    if (ok && f->nqos)
+        ok = has_string(f->qos, f->nqos, r->desc->qos);
+    if (ok && f->naccounts)
+        ok = has_string(f->accounts, f->naccounts, r->desc->account);
     if (ok && f->nodes)
         ok = allocated_any(r, f->nodes);
     return ok;

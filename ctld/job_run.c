@@ -65,15 +65,19 @@ int job_unit_eligible(struct ctld *c, struct job *leader, time_t now)
 /* ------------------------------------------------------------------------------------ */
 /* messages to node daemons */
 
+/* Every process of the job on a node: what terminates and suspensions reach. */
+static const Tessera__JobSignalScope ALL_PROCESSES = TESSERA__JOB_SIGNAL_SCOPE__JOB_SIGNAL_ALL;
+
 /* Best effort: a node that does not answer is dealt with by its time-out. The signal
  * leaves after the commit of the change that caused it (node_send). */
 static void signal_node(struct ctld *c, const char *name, uint32_t job_id, int signo,
-                        int terminate)
+                        int terminate, Tessera__JobSignalScope scope)
 {
     Tessera__JobSignalRequest sig = TESSERA__JOB_SIGNAL_REQUEST__INIT;
     sig.job_id = job_id;
     sig.signal = (uint32_t)signo;
     sig.terminate = terminate;
+    sig.scope = scope;
     sig.kill_wait = c->conf->kill_wait;
     Tessera__Request req = TESSERA__REQUEST__INIT;
     req.msg_case = TESSERA__REQUEST__MSG_JOB_SIGNAL;
@@ -83,7 +87,8 @@ static void signal_node(struct ctld *c, const char *name, uint32_t job_id, int s
 
 /* Signal every node of the unit that may run its processes (the batch host, and the
  * nodes of every component: steps run there). Each node once. */
-static void signal_unit(struct ctld *c, struct job *leader, int signo, int terminate)
+static void signal_unit(struct ctld *c, struct job *leader, int signo, int terminate,
+                        Tessera__JobSignalScope scope)
 {
     const char *sent[256];
     size_t nsent = 0;
@@ -98,9 +103,19 @@ static void signal_unit(struct ctld *c, struct job *leader, int signo, int termi
                 continue;
             if (nsent < 256)
                 sent[nsent++] = name;
-            signal_node(c, name, leader->rec->job_id, signo, terminate);
+            signal_node(c, name, leader->rec->job_id, signo, terminate, scope);
         }
     }
+}
+
+/* One component's own processes: its steps, known on its nodes by its own id (the batch
+ * script belongs to component 0: a later component has none). */
+static void signal_component(struct ctld *c, const struct job *j, int signo, int terminate,
+                             Tessera__JobSignalScope scope)
+{
+    const Tessera__JobRecord *r = j->rec;
+    for (size_t k = 0; k < r->n_allocs; k++)
+        signal_node(c, r->allocs[k]->node, r->job_id, signo, terminate, scope);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -194,7 +209,7 @@ void job_terminate_unit(struct ctld *c, struct job *leader, Tessera__JobState fi
         j->rec->final_state = final;
         job_save(c, j);
     }
-    signal_unit(c, leader, SIGTERM, 1);
+    signal_unit(c, leader, SIGTERM, 1, ALL_PROCESSES);
     /* Without a batch script nothing will report: the unit ends now. A batch script
      * reports its end from its node (or the node's time-out ends the unit). */
     int batch = lr->batch || lr->desc->script;
@@ -205,18 +220,14 @@ void job_terminate_unit(struct ctld *c, struct job *leader, Tessera__JobState fi
 
 void job_terminate_resend(struct ctld *c, struct job *leader, const char *node)
 {
-    signal_node(c, node, leader->rec->job_id, SIGTERM, 1);
+    signal_node(c, node, leader->rec->job_id, SIGTERM, 1, ALL_PROCESSES);
 }
 
 /* One component alone (SPEC 1.3: scancel 93+1 on a running job): its nodes stop its
  * processes; the rest of the job goes on. */
 void job_end_component(struct ctld *c, struct job *j, Tessera__JobState state)
 {
-    /* The component's own processes (its steps) are known on its nodes by its own id; the
-     * batch script belongs to component 0 and is left alone. */
-    const Tessera__JobRecord *r = j->rec;
-    for (size_t k = 0; k < r->n_allocs; k++)
-        signal_node(c, r->allocs[k]->node, r->job_id, SIGTERM, 1);
+    signal_component(c, j, SIGTERM, 1, ALL_PROCESSES);
     finish_component(c, j, state, 0, time(NULL));
     sched_trigger(c, SCHED_TRIGGER_TERM);
 }
@@ -295,8 +306,8 @@ void job_batch_ended(struct ctld *c, const Tessera__JobCompleteRequest *msg)
         return;
     }
     int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (msg->batch)
-        signal_unit(c, j, SIGTERM, 1); /* steps the script left behind end with it */
+    if (msg->batch) /* steps the script left behind end with it */
+        signal_unit(c, j, SIGTERM, 1, ALL_PROCESSES);
     job_end_unit(c, j, ok ? TESSERA__JOB_STATE__JOB_COMPLETED : TESSERA__JOB_STATE__JOB_FAILED,
                  status);
     if (msg->batch && msg->launch_failure && *msg->launch_failure)
@@ -309,7 +320,7 @@ void job_node_failed_unit(struct ctld *c, struct job *leader)
 {
     if (jobstate_is_finished(leader->rec->state))
         return;
-    signal_unit(c, leader, SIGKILL, 1);
+    signal_unit(c, leader, SIGKILL, 1, ALL_PROCESSES);
     if (leader->rec->end_pending) {
         settle(c, leader, 0);
         return;
@@ -349,12 +360,38 @@ void job_node_failed(struct ctld *c, struct node *n)
 /* ------------------------------------------------------------------------------------ */
 /* time limits, suspend, resume */
 
+/* --signal: the warning goes out once per run, warn_secs (default 60) before the limit
+ * ends, or at once when the limit is shorter. It is stored as sent before it leaves
+ * (node_send waits for the commit), so a restarted controller does not send it again. */
+static void check_warning(struct ctld *c, struct job *j, time_t now)
+{
+    Tessera__JobRecord *r = j->rec;
+    const Tessera__JobDesc *d = r->desc;
+    if (!d->has_warn_signal || r->warn_signal_sent)
+        return;
+    int64_t secs = d->has_warn_secs ? d->warn_secs : JOB_WARN_SECS_DEFAULT;
+    if (jobfmt_time_used(r, now) < r->time_limit - secs)
+        return;
+    r->warn_signal_sent = 1;
+    job_save(c, j);
+    Tessera__JobSignalScope scope = d->warn_batch_shell
+                                        ? TESSERA__JOB_SIGNAL_SCOPE__JOB_SIGNAL_BATCH_SHELL
+                                        : TESSERA__JOB_SIGNAL_SCOPE__JOB_SIGNAL_STEPS;
+    log_info("job %u: %lld seconds or less left, signal %u (--signal)", r->job_id,
+             (long long)secs, d->warn_signal);
+    if (j->leader == j)
+        signal_unit(c, j, (int)d->warn_signal, 0, scope);
+    else
+        signal_component(c, j, (int)d->warn_signal, 0, scope);
+}
+
 void job_check_time_limits(struct ctld *c, time_t now)
 {
     for (struct job *j = c->jobs.head; j; j = j->next) {
         Tessera__JobRecord *r = j->rec;
         if (r->state != TESSERA__JOB_STATE__JOB_RUNNING || r->time_limit < 0 || r->end_pending)
             continue;
+        check_warning(c, j, now);
         if (jobfmt_time_used(r, now) < r->time_limit)
             continue;
         log_info("job %u: time limit exhausted", r->job_id);
@@ -369,7 +406,7 @@ void job_check_time_limits(struct ctld *c, time_t now)
 void job_suspend_unit(struct ctld *c, struct job *leader, int resume)
 {
     time_t now = time(NULL);
-    signal_unit(c, leader, resume ? SIGCONT : SIGSTOP, 0);
+    signal_unit(c, leader, resume ? SIGCONT : SIGSTOP, 0, ALL_PROCESSES);
     for (size_t i = 0; i < job_ncomponents(leader); i++) {
         struct job *j = job_component(leader, i);
         Tessera__JobRecord *r = j->rec;
@@ -434,6 +471,7 @@ static int record_allocation(struct ctld *c, Tessera__JobRecord *r, const struct
     if (err)
         return err;
     r->state = TESSERA__JOB_STATE__JOB_RUNNING;
+    r->warn_signal_sent = 0; /* each run gets its warning */
     r->start_time = now;
     r->suspend_time = 0;
     r->pre_suspend_secs = 0;
@@ -623,11 +661,11 @@ static void launch_after_commit(void *arg, int err)
 void job_finish_allocation(struct ctld *c, struct job *leader, Tessera__JobState state,
                            int status)
 {
-    signal_unit(c, leader, SIGTERM, 1); /* steps still running there are stopped */
+    signal_unit(c, leader, SIGTERM, 1, ALL_PROCESSES); /* steps still running there stop */
     job_end_unit(c, leader, state, status);
 }
 
-void job_signal_unit(struct ctld *c, struct job *leader, int signo)
+void job_signal_unit(struct ctld *c, struct job *leader, int signo, Tessera__JobSignalScope scope)
 {
-    signal_unit(c, leader, signo, 0);
+    signal_unit(c, leader, signo, 0, scope);
 }

@@ -14,10 +14,12 @@
 #include "common/hashmap.h"
 #include "common/hostlist.h"
 #include "common/jobfmt.h"
+#include "common/jobopt.h"
 #include "common/jobstate.h"
 #include "common/licenses.h"
 #include "common/log.h"
 #include "common/pbutil.h"
+#include "common/signame.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -238,6 +240,17 @@ static int check_privileges(const Tessera__JobDesc *d, int admin)
     return TS_OK;
 }
 
+/* --signal: a real signal, a bounded time, and nothing of it without the signal. */
+static int check_warn_signal(const Tessera__JobDesc *d)
+{
+    if (!d->has_warn_signal)
+        return d->has_warn_secs || d->has_warn_batch_shell ? TS_EINVALID_SIGNAL : TS_OK;
+    if (d->warn_signal < 1 || d->warn_signal > SIGNAME_MAX ||
+        (d->has_warn_secs && d->warn_secs > JOBOPT_WARN_SECS_MAX))
+        return TS_EINVALID_SIGNAL;
+    return TS_OK;
+}
+
 int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset, int admin,
                         struct job_sizing *s, char *why, size_t len)
 {
@@ -255,7 +268,7 @@ int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset
         (licenses_check(d->licenses) || offset > 0 ||
          (!conf->activation_filters && !s->part->activation_filters)))
         return TS_EINVALID_LICENSES;
-    if ((err = check_privileges(d, admin)))
+    if ((err = check_privileges(d, admin)) || (err = check_warn_signal(d)))
         return err;
     if (d->constraint && (features_check(d->constraint) ||
                           features_foreach_name(d->constraint, feature_known, (void *)conf)))

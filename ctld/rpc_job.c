@@ -200,7 +200,8 @@ static struct job_filter query_filter(const Tessera__JobQueryRequest *q,
                            .partitions = q->partitions, .npartitions = q->n_partitions,
                            .states = q->states, .nstates = q->n_states,
                            .all_states = q->all_states, .names = q->names, .nnames = q->n_names,
-                           .nodes = nodes};
+                           .qos = q->qos, .nqos = q->n_qos, .accounts = q->accounts,
+                           .naccounts = q->n_accounts, .nodes = nodes};
     return f;
 }
 
@@ -298,6 +299,15 @@ static size_t page_of(Tessera__JobRecord **recs, size_t n, const Tessera__JobQue
     return kept;
 }
 
+/* Each filter list is walked once per job: their lengths are bounded before any walk. */
+static int filter_lists_bounded(const size_t *counts, size_t n)
+{
+    for (size_t i = 0; i < n; i++)
+        if (counts[i] > JOB_FILTER_MAX_ITEMS)
+            return TS_EINVAL;
+    return TS_OK;
+}
+
 void ctld_handle_job_query(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct ctld *c = arg;
@@ -305,6 +315,10 @@ void ctld_handle_job_query(struct rpc_request *req, const Tessera__Request *msg,
     struct selection s = {.seen = hashmap_create()};
     int err = s.seen ? TS_OK : TS_ENOMEM;
     struct hashmap *nodes = NULL;
+    const size_t counts[] = {q->n_user_ids, q->n_partitions, q->n_states,
+                             q->n_names,    q->n_qos,        q->n_accounts};
+    if (!err)
+        err = filter_lists_bounded(counts, sizeof(counts) / sizeof(counts[0]));
     if (!err)
         err = query_nodes(c, q->nodelist, &nodes);
     struct job_filter f = query_filter(q, nodes);
@@ -360,22 +374,31 @@ static int add_result(struct pending_reply *p, const char *id, int code)
     return r->job_id && r->text ? TS_OK : TS_ENOMEM;
 }
 
+/* One id of a job action: acted on, or (list_only) only named. */
+static int act_or_list(struct ctld *c, const Tessera__JobActionRequest *req, const char *id,
+                       uid_t uid)
+{
+    struct job_signal_req sig = {.signo = req->signal, .scope = req->signal_scope};
+    return req->list_only ? TS_OK : job_action_by_id(c, req->action, id, uid, &sig);
+}
+
 /* The ids that scancel's filters mean: a het job whose components all match is acted on
  * whole ("93"); otherwise each matching component by itself ("93+1"). */
 static int act_on_matches(struct ctld *c, const Tessera__JobActionRequest *req, uid_t uid,
-                          struct pending_reply *p)
+                          const struct hashmap *nodes, struct pending_reply *p)
 {
     struct job_filter f = {.uids = req->user_ids, .nuids = req->n_user_ids,
                            .partitions = req->partitions, .npartitions = req->n_partitions,
                            .states = req->states, .nstates = req->n_states,
-                           .names = req->names, .nnames = req->n_names};
+                           .names = req->names, .nnames = req->n_names,
+                           .qos = req->qos, .nqos = req->n_qos, .accounts = req->accounts,
+                           .naccounts = req->n_accounts, .nodes = nodes};
     /* users who name no user mean their own jobs, as scancel -p/-t/-n do in Slurm */
     uint32_t self = (uint32_t)uid;
     if (!job_is_admin(c, uid) && req->n_user_ids == 0) {
         f.uids = &self;
         f.nuids = 1;
     }
-    const Tessera__JobActionRequest *a = req;
     for (struct job *j = c->jobs.head; j; j = j->next) {
         if (j->leader != j)
             continue; /* visit units through their leaders */
@@ -385,7 +408,7 @@ static int act_on_matches(struct ctld *c, const Tessera__JobActionRequest *req, 
         char id[32];
         if (matched == n) {
             snprintf(id, sizeof(id), "%u", j->rec->job_id);
-            if (add_result(p, id, job_action_by_id(c, a->action, id, uid, a->signal)))
+            if (add_result(p, id, act_or_list(c, req, id, uid)))
                 return TS_ENOMEM;
             continue;
         }
@@ -394,7 +417,7 @@ static int act_on_matches(struct ctld *c, const Tessera__JobActionRequest *req, 
             if (!job_filter_matches(&f, comp))
                 continue;
             jobstate_display_id(comp->rec, id, sizeof(id));
-            if (add_result(p, id, job_action_by_id(c, a->action, id, uid, a->signal)))
+            if (add_result(p, id, act_or_list(c, req, id, uid)))
                 return TS_ENOMEM;
         }
     }
@@ -415,12 +438,17 @@ void ctld_handle_job_action(struct rpc_request *req, const Tessera__Request *msg
     }
     p->c = c;
     p->req = req;
-    int err = TS_OK;
+    struct hashmap *nodes = NULL;
+    const size_t counts[] = {a->n_user_ids, a->n_partitions, a->n_states,
+                             a->n_names,    a->n_qos,        a->n_accounts};
+    int err = filter_lists_bounded(counts, sizeof(counts) / sizeof(counts[0]));
+    if (!err)
+        err = query_nodes(c, a->nodelist, &nodes);
     for (size_t i = 0; i < a->n_job_ids && !err; i++)
-        err = add_result(p, a->job_ids[i],
-                         job_action_by_id(c, a->action, a->job_ids[i], uid, a->signal));
+        err = add_result(p, a->job_ids[i], act_or_list(c, a, a->job_ids[i], uid));
     if (!err && a->n_job_ids == 0)
-        err = act_on_matches(c, a, uid, p);
+        err = act_on_matches(c, a, uid, nodes, p);
+    hashmap_destroy(nodes);
     if (err) {
         rpc_respond_error(req, err, NULL);
         free_pending(p);

@@ -3,8 +3,9 @@
  *
  * A batch script runs under a waiter: a child of the daemon that stays root, leads a
  * session (and so a process group) of its own, blocks every signal it can, and forks the
- * script, which becomes the user. Signals to the job go to the whole group: the script
- * and what it started get them, the waiter (root, signals blocked) only SIGKILL. When the
+ * script, which becomes the user. Terminates go to the whole group: the script and what
+ * it started get them, the waiter (root, signals blocked) only SIGKILL; a signal may also
+ * be for the steps alone or the script alone (scancel -b, --signal=B:). When the
  * script ends, the waiter writes its wait status and usage to the job's record in the
  * daemon's state folder and then SIGKILLs its group, itself included: what the script left
  * running ends with it, and the end is known even when the daemon is down at that moment.
@@ -620,10 +621,29 @@ static void signal_batch(struct nd_job *j, int signo)
     }
 }
 
-/* signo to every process group of the job here: its batch script's and its steps'. */
-static void signal_groups(struct noded *nd, struct nd_job *j, int signo)
+/* signo to the batch shell alone, not what it started (scancel -b, --signal=B:): the
+ * waiter's one child (noded/procinfo.h pins and checks it before the signal). */
+static void signal_batch_shell(struct nd_job *j, int signo)
 {
-    signal_batch(j, signo);
+    if (!j->pid)
+        return;
+    struct spool_proc p = {.pid = j->pid, .start = j->start, .uid = getuid()};
+    if (j->adopted && !spool_proc_alive(&p))
+        return; /* not the waiter recorded any more: its children are no one's to touch */
+    if (procinfo_signal_children(j->pid, signo) < 0)
+        log_warn("job %u: cannot find its batch shell to signal (/proc)", j->id);
+}
+
+/* signo to the processes of the job here that scope names. */
+static void signal_scope(struct noded *nd, struct nd_job *j, int signo,
+                         Tessera__JobSignalScope scope)
+{
+    if (scope == TESSERA__JOB_SIGNAL_SCOPE__JOB_SIGNAL_BATCH_SHELL) {
+        signal_batch_shell(j, signo);
+        return;
+    }
+    if (scope != TESSERA__JOB_SIGNAL_SCOPE__JOB_SIGNAL_STEPS)
+        signal_batch(j, signo); /* JOB_SIGNAL_ALL: its whole process group */
     step_signal_all(nd, j, signo);
 }
 
@@ -637,7 +657,8 @@ static void kill_wait_over(struct loop *loop, struct loop_timer *t, void *arg)
     }
 }
 
-int job_signal(struct noded *nd, uint32_t job_id, int signo, int terminate, unsigned kill_wait)
+int job_signal(struct noded *nd, uint32_t job_id, int signo, int terminate, unsigned kill_wait,
+               Tessera__JobSignalScope scope)
 {
     if (terminate)
         step_revoke(nd, job_id); /* also with nothing here yet: no step may start later */
@@ -645,7 +666,7 @@ int job_signal(struct noded *nd, uint32_t job_id, int signo, int terminate, unsi
     if (!j)
         return TS_OK; /* nothing of it runs here */
     if (!terminate) {
-        signal_groups(nd, j, signo);
+        signal_scope(nd, j, signo, scope);
         return TS_OK;
     }
     if (!j->terminating) {
@@ -670,7 +691,7 @@ void job_kill_listed(struct noded *nd, uint32_t job_id)
     if (!j || j->terminating)
         return;
     log_info("job %u: the controller does not run it here; killing it", job_id);
-    job_signal(nd, job_id, SIGKILL, 1, 0);
+    job_signal(nd, job_id, SIGKILL, 1, 0, TESSERA__JOB_SIGNAL_SCOPE__JOB_SIGNAL_ALL);
 }
 
 size_t job_running_ids(struct noded *nd, uint32_t **ids)

@@ -197,10 +197,12 @@ int job_table_create(struct noded *nd);
 void job_table_destroy(struct noded *nd);
 int job_launch_batch(struct noded *nd, const Tessera__BatchLaunchRequest *req, char *errbuf,
                      size_t errlen);
-/* Signal a job's process group; terminate: SIGCONT+SIGTERM, SIGKILL after kill_wait (a
- * later terminate may bring the SIGKILL forward, never put it off). TS_OK also when the
- * job has no processes here. */
-int job_signal(struct noded *nd, uint32_t job_id, int signo, int terminate, unsigned kill_wait);
+/* Signal a job's processes here that scope names (its batch script's group and its steps,
+ * the steps alone, or the batch shell alone); terminate (all of them): SIGCONT+SIGTERM,
+ * SIGKILL after kill_wait (a later terminate may bring the SIGKILL forward, never put it
+ * off). TS_OK also when the job has no processes here. */
+int job_signal(struct noded *nd, uint32_t job_id, int signo, int terminate, unsigned kill_wait,
+               Tessera__JobSignalScope scope);
 /* The controller does not run job_id here (registration, heartbeat): its credentials are
  * revoked and its processes killed, unless they are being ended already (within
  * KillWait). */

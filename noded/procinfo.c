@@ -5,22 +5,26 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/syscall.h>
 #include <unistd.h>
 
-/* Fields 3 (state) and 22 (start time) of stat; the command name (field 2) may hold
- * spaces and parentheses, so parsing starts after its last ')'. */
+/* Fields 3 (state), 4 (parent) and 22 (start time) of stat; the command name (field 2)
+ * may hold spaces and parentheses, so parsing starts after its last ')'. */
 static int parse_stat(const char *text, struct procinfo *out)
 {
     const char *p = strrchr(text, ')');
     if (!p || p[1] != ' ' || !p[2])
         return TS_EINVAL;
     out->state = p[2];
-    if (sscanf(p + 2, "%*c %*d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
-                      "%*d %*d %*d %llu", &out->start) != 1)
+    int ppid;
+    if (sscanf(p + 2, "%*c %d %*d %*d %*d %*d %*u %*u %*u %*u %*u %*u %*u %*d %*d %*d "
+                      "%*d %*d %*d %llu", &ppid, &out->start) != 2)
         return TS_EINVAL;
+    out->ppid = (pid_t)ppid;
     return TS_OK;
 }
 
@@ -88,4 +92,38 @@ int procinfo_matches(pid_t pid, unsigned long long start, uid_t uid)
     struct procinfo pi;
     return start != 0 && procinfo_read(pid, &pi) == TS_OK && pi.state != 'Z' &&
            pi.start == start && pi.uid == uid;
+}
+
+static int signal_if_child(pid_t pid, pid_t parent, int signo)
+{
+    int fd = (int)syscall(SYS_pidfd_open, pid, 0);
+    if (fd < 0)
+        return 0; /* gone already */
+    struct procinfo pi;
+    int sent = procinfo_read(pid, &pi) == TS_OK && pi.ppid == parent && pi.state != 'Z' &&
+               syscall(SYS_pidfd_send_signal, fd, signo, NULL, 0) == 0;
+    close(fd);
+    return sent;
+}
+
+int procinfo_signal_children(pid_t parent, int signo)
+{
+    char path[64], text[4096];
+    if (parent <= 0)
+        return -1;
+    snprintf(path, sizeof(path), "/proc/%d/task/%d/children", (int)parent, (int)parent);
+    int err = read_prefix(AT_FDCWD, path, text, sizeof(text));
+    if (err == TS_ENOENT && access(path, R_OK) == 0)
+        return 0; /* listed, and empty: no child */
+    if (err)
+        return -1;
+    int sent = 0;
+    for (char *p = text, *end; *p; p = end) {
+        long pid = strtol(p, &end, 10);
+        if (end == p)
+            break;
+        if (pid > 0 && pid <= INT32_MAX)
+            sent += signal_if_child((pid_t)pid, parent, signo);
+    }
+    return sent;
 }

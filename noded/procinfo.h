@@ -12,6 +12,7 @@ struct procinfo {
     unsigned long long start; /* clock ticks after boot (field 22 of /proc/PID/stat) */
     uid_t uid;                /* the real uid ("Uid:" in /proc/PID/status) */
     char state;               /* 'R', 'S', ..., 'Z' for a zombie */
+    pid_t ppid;               /* its parent (field 4 of stat) */
 };
 
 /* TS_OK, TS_ENOENT when there is no such process, TS_EINVAL when /proc cannot be read
@@ -25,5 +26,11 @@ unsigned long long procinfo_start_time(pid_t pid);
 /* 1 when pid is a live process (not a zombie) that started at start and whose real uid
  * is uid. */
 int procinfo_matches(pid_t pid, unsigned long long start, uid_t uid);
+
+/* signo to each live child of parent (from /proc/PARENT/task/PARENT/children): each is
+ * pinned by a pidfd, then checked to be parent's child still, then signalled through the
+ * pidfd, so a pid reused meanwhile is never signalled. Returns how many were signalled,
+ * or -1 when the children cannot be listed. */
+int procinfo_signal_children(pid_t parent, int signo);
 
 #endif

@@ -61,7 +61,7 @@ static void handle_job_signal(struct rpc_request *req, const Tessera__Request *m
         rpc_respond_error(req, TS_EINVAL, NULL);
         return;
     }
-    job_signal(nd, s->job_id, (int)s->signal, s->terminate, s->kill_wait);
+    job_signal(nd, s->job_id, (int)s->signal, s->terminate, s->kill_wait, s->scope);
     respond_empty(req, TESSERA__RESPONSE__MSG_JOB_SIGNAL);
 }
 

@@ -471,7 +471,7 @@ static void test_unsupported(void **state)
         {"--array=1-3", "array"},    {"-a1", "array"},        {"--gres", "gres"},
         {"-G", "gpus"},              {"--gpus=1", "gpus"},    {"--mem-per-gpu=1", "mem-per-gpu"},
         {"--reservation", "reservation"}, {"-M", "clusters"}, {"--clusters=c", "clusters"},
-        {"--signal=B:USR1", "signal"}, {"--wckey=w", "wckey"}, {"-s", "oversubscribe"},
+        {"--wckey=w", "wckey"},      {"-s", "oversubscribe"},
     };
     char msg[100];
 
@@ -566,9 +566,47 @@ static void test_script_spellings(void **state)
     bad(JOBOPT_SRUN, ARGV("--exact", "true"), NULL, NULL, TS_EOPTVALUE, "--exact is not supported");
     bad(JOBOPT_SRUN, ARGV("--hint=nomultithread", "true"), NULL, NULL, TS_EOPTVALUE,
         "--hint is not supported");
-    bad(JOBOPT_SRUN, ARGV("--signal=B:USR1@60", "true"), NULL, NULL, TS_EOPTVALUE,
-        "--signal is not supported");
-    SB_BAD(TS_EOPTVALUE, "--signal is not supported", "--signal=USR1@60", "x.sh");
+    bad(JOBOPT_SRUN, ARGV("--signal=R:USR1@60", "true"), NULL, NULL, TS_EOPTVALUE,
+        "--signal=R:USR1@60 is not supported");
+    SB_BAD(TS_EOPTVALUE, "--signal=BR:USR1 is not supported", "--signal=BR:USR1", "x.sh");
+}
+
+/* --signal=[{R|B}:]SIG[@TIME] as Slurm 22.05 reads it (asked on its own cluster). */
+static void test_signal(void **state)
+{
+    static const struct {
+        const char *arg;
+        uint32_t signo, secs;
+        int batch;
+    } good[] = {
+        {"USR1", 10, 60, 0},        {"B:USR1@50", 10, 50, 1}, {"10@50", 10, 50, 0},
+        {"SIGUSR1", 10, 60, 0},     {"usr1", 10, 60, 0},      {"b:usr2@0", 12, 0, 1},
+        {"KILL@65535", 9, 65535, 0}, {"B:10", 10, 60, 1},     {"64@1", 64, 1, 0},
+    };
+    static const char *const invalid[] = {"FOO",    "USR1@-1", "USR1@abc", "0",    "65",
+                                          "USR1@70000", "B:R:USR1", "X:USR1", "@5", "B:",
+                                          "USR1@1.5", ":USR1",   "BB:USR1", "USR1@"};
+    struct jobopt o;
+    for (size_t i = 0; i < sizeof(good) / sizeof(good[0]); i++) {
+        print_message("%s\n", good[i].arg);
+        char opt[64];
+        snprintf(opt, sizeof(opt), "--signal=%s", good[i].arg);
+        Tessera__JobDesc *d = one(&o, opt, NULL);
+        assert_true(d->has_warn_signal && d->has_warn_secs && d->has_warn_batch_shell);
+        assert_int_equal(d->warn_signal, good[i].signo);
+        assert_int_equal(d->warn_secs, good[i].secs);
+        assert_int_equal(d->warn_batch_shell, good[i].batch);
+        jobopt_free(&o);
+    }
+    for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
+        print_message("%s\n", invalid[i]);
+        bad_value("--signal", invalid[i], "Invalid --signal specification");
+    }
+    const char *env[] = {"SBATCH_SIGNAL=B:USR2@30", NULL};
+    ok(JOBOPT_SBATCH, ARGV("x.sh"), env, SCRIPT, &o);
+    assert_int_equal(o.components[0]->warn_signal, 12);
+    assert_int_equal(o.components[0]->warn_secs, 30);
+    jobopt_free(&o);
 }
 
 /* ---- values -------------------------------------------------------------------------- */
@@ -1751,6 +1789,7 @@ int main(void)
         cmocka_unit_test(test_unsupported),
         cmocka_unit_test(test_array_spec),
         cmocka_unit_test(test_get_user_env),
+        cmocka_unit_test(test_signal),
         cmocka_unit_test(test_per_command_options),
         cmocka_unit_test(test_counts),
         cmocka_unit_test(test_nodes),
