@@ -279,21 +279,20 @@ static void fill_action(const struct options *o, char **ids, size_t nids,
     a->nodelist = (char *)(o->nodelist ? o->nodelist : "");
 }
 
-/* One request; a failure is printed. Returns 0 with *resp set, or 1. */
-static int call(struct ctl *ctl, Tessera__Request *req, int pages, Tessera__Response **resp)
+/* One request; a failure is printed unless quiet. Returns 0 with *resp set, or 1. */
+static int call(struct ctl *ctl, Tessera__Request *req, int pages, int quiet,
+                Tessera__Response **resp)
 {
     *resp = NULL;
     int err = pages ? ctl_call_pages(ctl, req, resp) : ctl_call(ctl, req, resp);
-    if (err) {
-        cmd_error(PROG, "%s", err == TS_ECONNECT
-                                  ? "Unable to contact slurm controller (connect failure)"
-                                  : ctl_error_text(ctl)[0] ? ctl_error_text(ctl)
-                                                           : ts_strerror(err));
-    } else if ((*resp)->error) {
-        cmd_error(PROG, "%s", (*resp)->error->text);
-    } else {
+    if (!err && !(*resp)->error)
         return 0;
-    }
+    if (!quiet && err == TS_ECONNECT)
+        cmd_error(PROG, "Unable to contact slurm controller (connect failure)");
+    else if (!quiet && err)
+        cmd_error(PROG, "%s", ctl_error_text(ctl)[0] ? ctl_error_text(ctl) : ts_strerror(err));
+    else if (!quiet)
+        cmd_error(PROG, "%s", (*resp)->error->text);
     if (*resp)
         tessera__response__free_unpacked(*resp, NULL);
     *resp = NULL;
@@ -348,7 +347,7 @@ static int list_matches(struct ctl *ctl, const struct options *o, struct cmd_lis
     req.msg_case = TESSERA__REQUEST__MSG_JOB_ACTION;
     req.job_action = &a;
     Tessera__Response *resp;
-    if (call(ctl, &req, 0, &resp))
+    if (call(ctl, &req, 0, 0, &resp))
         return 1;
     int rc = 0;
     for (size_t i = 0; !rc && resp->msg_case == TESSERA__RESPONSE__MSG_JOB_ACTION &&
@@ -388,8 +387,8 @@ static int ask_each(struct ctl *ctl, const struct options *o, char **ids, size_t
         Tessera__Request req = TESSERA__REQUEST__INIT;
         req.msg_case = TESSERA__REQUEST__MSG_JOB_QUERY;
         req.job_query = &q;
-        if (call(ctl, &req, 1, &resp))
-            resp = NULL; /* unknown ids only: every id goes on without a question */
+        if (call(ctl, &req, 1, 1, &resp))
+            resp = NULL; /* unknown ids only: the action reports them, without a question */
     }
     int eof = 0;
     for (size_t i = 0; !rc && i < cand.n; i++) {
@@ -415,7 +414,7 @@ static int act(struct ctl *ctl, const struct options *o, char **ids, size_t nids
     req.msg_case = TESSERA__REQUEST__MSG_JOB_ACTION;
     req.job_action = &a;
     Tessera__Response *resp;
-    if (call(ctl, &req, 0, &resp))
+    if (call(ctl, &req, 0, 0, &resp))
         return 1;
     int rc = 0;
     if (resp->msg_case == TESSERA__RESPONSE__MSG_JOB_ACTION) {

@@ -15,6 +15,7 @@
 #include "common/hashmap.h"
 #include "common/jobstate.h"
 #include "common/log.h"
+#include "common/signame.h"
 #include "common/store.h"
 
 #include <stdio.h>
@@ -374,6 +375,17 @@ static int add_result(struct pending_reply *p, const char *id, int code)
     return r->job_id && r->text ? TS_OK : TS_ENOMEM;
 }
 
+/* A signal the node daemons can send, to processes they know how to find. */
+static int signal_request_ok(const Tessera__JobActionRequest *a)
+{
+    if (a->action != TESSERA__JOB_ACTION__JOB_ACTION_SIGNAL)
+        return 1;
+    return a->signal >= 1 && a->signal <= SIGNAME_MAX &&
+           (a->signal_scope == TESSERA__JOB_SIGNAL_SCOPE__JOB_SIGNAL_ALL ||
+            a->signal_scope == TESSERA__JOB_SIGNAL_SCOPE__JOB_SIGNAL_STEPS ||
+            a->signal_scope == TESSERA__JOB_SIGNAL_SCOPE__JOB_SIGNAL_BATCH_SHELL);
+}
+
 /* One id of a job action: acted on, or (list_only) only named. */
 static int act_or_list(struct ctld *c, const Tessera__JobActionRequest *req, const char *id,
                        uid_t uid)
@@ -442,6 +454,8 @@ void ctld_handle_job_action(struct rpc_request *req, const Tessera__Request *msg
     const size_t counts[] = {a->n_user_ids, a->n_partitions, a->n_states,
                              a->n_names,    a->n_qos,        a->n_accounts};
     int err = filter_lists_bounded(counts, sizeof(counts) / sizeof(counts[0]));
+    if (!err && !signal_request_ok(a))
+        err = TS_EINVAL;
     if (!err)
         err = query_nodes(c, a->nodelist, &nodes);
     for (size_t i = 0; i < a->n_job_ids && !err; i++)
