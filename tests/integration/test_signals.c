@@ -20,8 +20,12 @@
 
 #include "cmdcheck.h"
 
+#include "common/errors.h"
+#include "common/rpc_client.h"
+
 #define NODES 4
 #define NOBODY 65534
+#define JOB_FILTER_LIMIT 1024 /* JOB_FILTER_MAX_ITEMS of ctld/job.h */
 
 static struct harness_cluster cluster;
 static char outdir[512];
@@ -341,6 +345,67 @@ static void test_scancel_interactive(void **state)
     wait_for(keep, "%T", "CANCELLED\n", 20);
 }
 
+/* ------------------------------------------------------------------------------------ */
+
+/* One raw request to the controller, as a client that skips the commands' checks. */
+static int raw_error(const Tessera__Request *req)
+{
+    struct rpc_client_config cfg = {.host = "127.0.0.1", .port = cluster.ctld_port,
+                                    .munge_socket = cluster.munge.socket,
+                                    .server_uid = geteuid(), .target = HARNESS_CTLD_NAME,
+                                    .timeout_ms = 10000};
+    struct rpc_client *cli = NULL;
+    Tessera__Response *resp = NULL;
+    assert_int_equal(rpc_client_connect(&cfg, &cli), TS_OK);
+    assert_int_equal(rpc_client_call(cli, req, &resp), TS_OK);
+    int code = resp->error ? (int)resp->error->code : TS_OK;
+    tessera__response__free_unpacked(resp, NULL);
+    rpc_client_close(cli);
+    return code;
+}
+
+/* The controller checks what the commands check: a signal no node could send, a scope it
+ * does not know, filter lists past their bound; the job is untouched. */
+static void test_controller_checks(void **state)
+{
+    unsigned id = submit_as(0, "-J", "target");
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", id);
+    char *ids[] = {sid};
+    Tessera__JobActionRequest a = TESSERA__JOB_ACTION_REQUEST__INIT;
+    a.action = TESSERA__JOB_ACTION__JOB_ACTION_SIGNAL;
+    a.job_ids = ids;
+    a.n_job_ids = 1;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_JOB_ACTION;
+    req.job_action = &a;
+    a.signal = 65;
+    assert_int_equal(raw_error(&req), TS_EINVAL);
+    a.signal = 10;
+    a.signal_scope = (Tessera__JobSignalScope)7;
+    assert_int_equal(raw_error(&req), TS_EINVAL);
+
+    static char *many[JOB_FILTER_LIMIT + 1];
+    for (size_t i = 0; i <= JOB_FILTER_LIMIT; i++)
+        many[i] = "q";
+    Tessera__JobQueryRequest q = TESSERA__JOB_QUERY_REQUEST__INIT;
+    q.qos = many;
+    q.n_qos = JOB_FILTER_LIMIT + 1;
+    req.msg_case = TESSERA__REQUEST__MSG_JOB_QUERY;
+    req.job_query = &q;
+    assert_int_equal(raw_error(&req), TS_EINVAL);
+    a.signal_scope = TESSERA__JOB_SIGNAL_SCOPE__JOB_SIGNAL_STEPS;
+    a.job_ids = NULL;
+    a.n_job_ids = 0;
+    a.accounts = many;
+    a.n_accounts = JOB_FILTER_LIMIT + 1;
+    req.msg_case = TESSERA__REQUEST__MSG_JOB_ACTION;
+    req.job_action = &a;
+    assert_int_equal(raw_error(&req), TS_EINVAL);
+    wait_for(id, "%T", "RUNNING\n", 5);
+    scancel_ok("-Q", "-Q", "-Q", id);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -349,6 +414,7 @@ int main(void)
         cmocka_unit_test(test_warning_survives_restart),
         cmocka_unit_test(test_scancel_filters),
         cmocka_unit_test(test_scancel_interactive),
+        cmocka_unit_test(test_controller_checks),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
