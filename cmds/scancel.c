@@ -322,8 +322,9 @@ static int ask(const char *text, const Tessera__JobRecord *r, int *eof)
     size_t cap = 0;
     int yes = 0;
     while (!*eof) {
-        printf("Cancel %s=%s name=%s partition=%s [y/n]? ", strchr(text, '.') ? "step_id" : "job_id",
-               text, r->desc->name ? r->desc->name : "", r->desc->partition ? r->desc->partition : "");
+        printf("Cancel %s=%s name=%s partition=%s [y/n]? ",
+               strchr(text, '.') ? "step_id" : "job_id", text,
+               r->desc->name ? r->desc->name : "", r->desc->partition ? r->desc->partition : "");
         fflush(stdout);
         if (getline(&line, &cap, stdin) < 0) {
             *eof = 1;
@@ -337,21 +338,34 @@ static int ask(const char *text, const Tessera__JobRecord *r, int *eof)
     return yes;
 }
 
-/* The ids the filters match, as the controller decides it (list_only): added to *ids. */
-static int list_matches(struct ctl *ctl, const struct options *o, struct cmd_list *ids)
+/* The action o asks for on ids (none: on o's filters), or with list_only the ids the
+ * controller would act on. Returns 0 with *resp set, or 1 (printed). */
+static int send_action(struct ctl *ctl, const struct options *o, char **ids, size_t nids,
+                       int list_only, Tessera__Response **resp)
 {
     Tessera__JobActionRequest a = TESSERA__JOB_ACTION_REQUEST__INIT;
-    fill_action(o, NULL, 0, &a);
-    a.list_only = 1;
+    fill_action(o, ids, nids, &a);
+    a.list_only = list_only;
     Tessera__Request req = TESSERA__REQUEST__INIT;
     req.msg_case = TESSERA__REQUEST__MSG_JOB_ACTION;
     req.job_action = &a;
+    if (call(ctl, &req, 0, 0, resp))
+        return 1;
+    if ((*resp)->msg_case == TESSERA__RESPONSE__MSG_JOB_ACTION)
+        return 0;
+    tessera__response__free_unpacked(*resp, NULL);
+    *resp = NULL;
+    return 1;
+}
+
+/* The ids the filters match, as the controller decides it: added to *ids. */
+static int list_matches(struct ctl *ctl, const struct options *o, struct cmd_list *ids)
+{
     Tessera__Response *resp;
-    if (call(ctl, &req, 0, 0, &resp))
+    if (send_action(ctl, o, NULL, 0, 1, &resp))
         return 1;
     int rc = 0;
-    for (size_t i = 0; !rc && resp->msg_case == TESSERA__RESPONSE__MSG_JOB_ACTION &&
-                       i < resp->job_action->n_results; i++)
+    for (size_t i = 0; !rc && i < resp->job_action->n_results; i++)
         rc = cmd_list_add(ids, resp->job_action->results[i]->job_id) ? 1 : 0;
     tessera__response__free_unpacked(resp, NULL);
     return rc;
@@ -408,21 +422,14 @@ static int ask_each(struct ctl *ctl, const struct options *o, char **ids, size_t
 
 static int act(struct ctl *ctl, const struct options *o, char **ids, size_t nids)
 {
-    Tessera__JobActionRequest a = TESSERA__JOB_ACTION_REQUEST__INIT;
-    fill_action(o, ids, nids, &a);
-    Tessera__Request req = TESSERA__REQUEST__INIT;
-    req.msg_case = TESSERA__REQUEST__MSG_JOB_ACTION;
-    req.job_action = &a;
     Tessera__Response *resp;
-    if (call(ctl, &req, 0, 0, &resp))
+    if (send_action(ctl, o, ids, nids, 0, &resp))
         return 1;
     int rc = 0;
-    if (resp->msg_case == TESSERA__RESPONSE__MSG_JOB_ACTION) {
-        for (size_t i = 0; i < resp->job_action->n_results; i++) {
-            int r = report(o, resp->job_action->results[i]);
-            if (r)
-                rc = r;
-        }
+    for (size_t i = 0; i < resp->job_action->n_results; i++) {
+        int r = report(o, resp->job_action->results[i]);
+        if (r)
+            rc = r;
     }
     tessera__response__free_unpacked(resp, NULL);
     return rc;
