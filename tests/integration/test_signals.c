@@ -202,6 +202,12 @@ static void test_warning_signal(void **state)
     assert_int_equal(r.rc, 1);
     assert_string_equal(r.err, "sbatch: error: Invalid --signal specification\n");
     result_free(&r);
+    /* a step's own warning is not built: refused, never ignored */
+    unsigned id = SUBMIT("--wrap=srun --signal=USR1@5 true; echo rc=$?");
+    char *out = output_with(id, "rc=", 20);
+    assert_string_equal(out, "srun: error: --signal for a step within an allocation is not "
+                             "supported\nrc=1\n");
+    free(out);
 }
 
 /* The warning is in the job's record: a controller killed after sending it does not send
