@@ -247,7 +247,7 @@ int job_shrink_component(struct ctld *c, struct job *j, uint32_t keep)
     for (size_t k = keep; k < r->n_allocs; k++) {
         /* its processes there are known by its own id (the batch script stays: it runs on
          * the first node, which is kept) */
-        signal_node(c, r->allocs[k]->node, r->job_id, SIGTERM, 1);
+        signal_node(c, r->allocs[k]->node, r->job_id, SIGTERM, 1, ALL_PROCESSES);
         r->alloc_cpus -= r->allocs[k]->cpus;
         r->alloc_mem_mb -= r->allocs[k]->mem_mb;
         tessera__node_alloc__free_unpacked(r->allocs[k], NULL);

@@ -600,7 +600,7 @@ static void test_signal(void **state)
     }
     for (size_t i = 0; i < sizeof(invalid) / sizeof(invalid[0]); i++) {
         print_message("%s\n", invalid[i]);
-        bad_value("--signal", invalid[i], "Invalid --signal specification");
+        bad_spec("--signal", invalid[i], "Invalid --signal specification");
     }
     const char *env[] = {"SBATCH_SIGNAL=B:USR2@30", NULL};
     ok(JOBOPT_SBATCH, ARGV("x.sh"), env, SCRIPT, &o);
