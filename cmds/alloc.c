@@ -182,6 +182,35 @@ int alloc_watch_end(struct alloc *a, const volatile sig_atomic_t *intr)
     return 1;
 }
 
+/* While the nodes confirm the end (end_pending), the controller answers at once: ask again
+ * after a pause that grows to ALLOC_ENDED_MAX_PAUSE_MS, so that a slow node costs few calls. */
+#define ALLOC_ENDED_FIRST_PAUSE_MS 100
+#define ALLOC_ENDED_MAX_PAUSE_MS 2000
+
+int alloc_wait_ended(struct alloc *a, const volatile sig_atomic_t *intr, Tessera__JobState *state,
+                     int32_t *status)
+{
+    for (int pause = ALLOC_ENDED_FIRST_PAUSE_MS;;) {
+        Tessera__Response *resp = NULL;
+        if (wait_call(a, 1, 0, intr, &resp) == TS_EINTR)
+            return TS_EINTR;
+        int err = resp->error ? (int)resp->error->code : TS_OK;
+        const Tessera__JobRecord *r = err ? NULL : leader_of(resp->alloc_wait);
+        if (!err && !r)
+            err = TS_EINVALID_JOB_ID;
+        int done = err || jobstate_is_finished(r->state);
+        if (r && done) {
+            *state = r->state;
+            *status = r->exit_code;
+        }
+        tessera__response__free_unpacked(resp, NULL);
+        if (done)
+            return err;
+        pause_ms(pause, intr);
+        pause = pause * 2 > ALLOC_ENDED_MAX_PAUSE_MS ? ALLOC_ENDED_MAX_PAUSE_MS : pause * 2;
+    }
+}
+
 void alloc_release(struct alloc *a, int status)
 {
     if (a->revoked || !a->job_id)

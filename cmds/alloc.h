@@ -41,6 +41,12 @@ enum alloc_wait_result alloc_wait_grant(struct alloc *a, const volatile sig_atom
  * "Job allocation N has been revoked." or the time-limit form), 0 when *intr was set. */
 int alloc_watch_end(struct alloc *a, const volatile sig_atomic_t *intr);
 
+/* Wait until the job (an allocation or a batch job) has ended, its nodes included: its
+ * leader's final state and wait status. TS_EINTR when *intr was set, or the controller's
+ * refusal (TS_EINVALID_JOB_ID for a job it no longer knows). */
+int alloc_wait_ended(struct alloc *a, const volatile sig_atomic_t *intr, Tessera__JobState *state,
+                     int32_t *status);
+
 /* End the allocation with the command's wait status ("Relinquishing job allocation N"
  * unless it was revoked); a pending one is withdrawn. */
 void alloc_release(struct alloc *a, int status);

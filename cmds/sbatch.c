@@ -1,4 +1,5 @@
 /* sbatch: submit a batch job (of one or more components) and print its id. */
+#include "cmds/alloc.h"
 #include "cmds/cmdutil.h"
 
 #include "common/conf.h"
@@ -11,6 +12,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
 #include <time.h>
 #include <unistd.h>
 
@@ -60,6 +62,7 @@ static void usage(FILE *out)
             "  -t, --time=limit            time limit\n"
             "      --time-min=limit        smallest acceptable time limit\n"
             "      --test-only             check the job, do not submit it\n"
+            "  -W, --wait                  exit once the job has ended, with its exit code\n"
             "  -w, --nodelist=hosts        run on these nodes\n"
             "      --wrap=command          wrap the command in a shell script\n"
             "  -x, --exclude=hosts         do not run on these nodes\n"
@@ -133,6 +136,21 @@ static int call_retrying(struct ctl *ctl, const Tessera__Request *req, Tessera__
     }
 }
 
+/* -W: the job's exit code once it has ended, as Slurm's sbatch: the script's exit status,
+ * 1 when it was killed by a signal (cancelled, out of time) or the end cannot be learnt. */
+static int wait_for_end(struct ctl *ctl, const struct jobopt *opt, uint32_t job_id)
+{
+    struct alloc a = {.ctl = ctl, .quiet = opt->quiet, .job_id = job_id};
+    Tessera__JobState state;
+    int32_t status = 0;
+    int err = alloc_wait_ended(&a, NULL, &state, &status);
+    if (err) {
+        cmd_error(PROG, "Unable to wait for job %u: %s", job_id, ts_strerror(err));
+        return 1;
+    }
+    return WIFEXITED(status) ? WEXITSTATUS(status) : 1;
+}
+
 static int submit(struct ctl *ctl, const struct jobopt *opt)
 {
     Tessera__SubmitRequest sub = TESSERA__SUBMIT_REQUEST__INIT;
@@ -174,6 +192,10 @@ static int submit(struct ctl *ctl, const struct jobopt *opt)
         printf("%u\n", resp->submit->job_id);
     } else {
         printf("Submitted batch job %u\n", resp->submit->job_id);
+    }
+    if (!rc && opt->wait_end && !opt->test_only) {
+        fflush(stdout);
+        rc = wait_for_end(ctl, opt, resp->submit->job_id);
     }
     tessera__response__free_unpacked(resp, NULL);
     return rc;

@@ -56,6 +56,7 @@ struct jobopt {
     int version;           /* --version */
     int parsable;          /* --parsable */
     int test_only;         /* --test-only */
+    int wait_end;          /* sbatch -W: return once the job has ended, with its exit code */
     int quiet;             /* -Q */
     int verbose;           /* -v, counted */
     int label;             /* srun --label */

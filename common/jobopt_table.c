@@ -479,6 +479,12 @@ static int set_test_only(struct jobopt_ctx *c, const struct jobopt_def *def, con
     return TS_OK;
 }
 
+static int set_wait_end(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    c->out->wait_end = 1;
+    return TS_OK;
+}
+
 static int set_label(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
 {
     c->out->label = 1;
@@ -697,7 +703,7 @@ static const struct jobopt_def table[] = {
     UNSUP("use-min-nodes", 0, NONE, ALL),
     {"verbose", 'v', NONE, ALL, CMD, NOFIELD, set_verbose},
     {"version", 'V', NONE, ALL, JOBOPT_F_STOP | CMD, NOFIELD, set_version},
-    UNSUP("wait", 'W', NONE, SB),
+    {"wait", 'W', NONE, SB, CMD, NOFIELD, set_wait_end},
     UNSUP("wait", 'W', REQ, SR), /* srun --wait=<seconds> */
     UNSUP("wait-all-nodes", 0, REQ, SB | SA),
     UNSUP("wckey", 0, REQ, ALL),

@@ -481,8 +481,6 @@ static void test_unsupported(void **state)
         /* options with an argument take it first: "x" is not the script */
         SB_BAD(TS_EOPTVALUE, msg, cases[i][0], "x", "x.sh");
     }
-    SB_BAD(TS_EOPTVALUE, "--wait is not supported", "-W", "x.sh");
-    SB_BAD(TS_EOPTVALUE, "--wait is not supported", "--wait", "x.sh");
     SB_BAD(TS_EOPTVALUE, "--no-kill is not supported", "-k", "x.sh");
     SB_BAD(TS_EOPTVALUE, "--no-kill is not supported", "--no-kill=off", "x.sh");
     SB_BAD(TS_EOPTVALUE, "component 1: --gres is not supported", "-n1", ":", "--gres=gpu:1",
@@ -1329,8 +1327,6 @@ static void test_env_unsupported(void **state)
 {
     bad(JOBOPT_SBATCH, ARGV("x.sh"), ENV("SBATCH_GRES=gpu:1"), SCRIPT, TS_EOPTVALUE,
         "SBATCH_GRES: --gres is not supported");
-    bad(JOBOPT_SBATCH, ARGV("x.sh"), ENV("SBATCH_WAIT=1"), SCRIPT, TS_EOPTVALUE,
-        "SBATCH_WAIT: --wait is not supported");
     bad(JOBOPT_SBATCH, ARGV("x.sh"), ENV("SLURM_CLUSTERS=c"), SCRIPT, TS_EOPTVALUE,
         "SLURM_CLUSTERS: --clusters is not supported");
     bad(JOBOPT_SALLOC, NOARGS, ENV("SALLOC_RESERVATION=r"), NULL, TS_EOPTVALUE,
