@@ -56,6 +56,7 @@ static void usage(FILE *out)
             "      --het-group=list        job components to run on (\"0,2\", \"1-3\")\n"
             "  -i, --input=pattern         tasks' standard input from files\n"
             "  -J, --job-name=name         name of the job (new allocation)\n"
+            "  -K, --kill-on-bad-exit[=0|1]  end the step when a task exits non-zero\n"
             "  -l, --label                 prefix each output line with its task's rank\n"
             "      --cpu-bind=none         tasks are not bound to CPUs (the only binding yet)\n"
             "  -m, --distribution=block|cyclic[:LEVEL[:LEVEL]][,Pack|,NoPack]\n"
@@ -69,6 +70,7 @@ static void usage(FILE *out)
             "  -p, --partition=name        partition (new allocation)\n"
             "  -t, --time=limit            time limit (new allocation)\n"
             "  -u, --unbuffered            output as it is written (always so)\n"
+            "  -W, --wait=seconds          end the rest this long after the first task ended\n"
             "  -w, --nodelist=hosts        run on these nodes\n"
             "  -x, --exclude=hosts         not on these nodes\n"
             "  -Q, --quiet                 fewer messages\n"
@@ -500,6 +502,8 @@ static int run(struct ctl *ctl, const struct jobopt *opt, struct alloc *a,
                 .work_dir = d0->work_dir,
                 .label = opt->label,
                 .quiet = opt->quiet,
+                .kill_on_bad_exit = opt->kill_on_bad_exit,
+                .wait_secs = opt->wait_secs,
                 .streams = &streams,
             };
             ctl_disconnect(ctl); /* idle while the step runs; the release reconnects */

@@ -78,6 +78,10 @@ struct srun_step {
     uint64_t last_int_ms;
     int interrupts;
 
+    /* -K and -W: srun ends the step itself */
+    enum { STEP_RUNS, STEP_BAD_EXIT, STEP_WAIT_OVER } terminating;
+    struct loop_timer *first_exit; /* -W: armed when the first task ended */
+
     /* the controller's view, for a step whose daemons ended without a word to us */
     struct rpc_peer *ctld;
     struct loop_timer *watch;
@@ -145,6 +149,9 @@ static void check_finished(struct srun_step *s)
 
 /* SIGKILL to the step everywhere it was accepted (a failed launch, a third Ctrl-C). */
 static void signal_step(struct srun_step *s, int signo, int terminate);
+
+/* -K and -W: what task ends make srun do to the rest of the step. */
+static void end_rest_after_exits(struct srun_step *s, const Tessera__StepTaskExitRequest *te);
 
 /* ------------------------------------------------------------------------------------ */
 /* output */
@@ -307,6 +314,7 @@ static void handle_task_exit(struct rpc_request *req, const Tessera__Request *ms
             s->exit_code = code_of(te->exits[i]->status);
     }
     report_exits(s, te);
+    end_rest_after_exits(s, te); /* te goes with the answer */
     respond_empty(req, TESSERA__RESPONSE__MSG_STEP_TASK_EXIT);
     check_finished(s);
 }
@@ -497,11 +505,12 @@ static const struct rpc_handler handlers[] = {
 /* ------------------------------------------------------------------------------------ */
 /* signals */
 
-static void running_list(const struct srun_step *s, char *buf, size_t len)
+/* The ranks still running (exited 0) or those that have exited (1), as "0,2-3". */
+static void task_list(const struct srun_step *s, int exited, char *buf, size_t len)
 {
     struct idset *ids = idset_create();
     for (size_t i = 0; ids && i < s->l->ntasks; i++)
-        if (!s->ranks[i].exited)
+        if (!s->ranks[i].exited == !exited)
             idset_add(ids, (uint32_t)i);
     char *list = ids ? idset_format(ids) : NULL;
     snprintf(buf, len, "%s", list ? list : "");
@@ -519,7 +528,7 @@ static void on_interrupt(struct srun_step *s)
     if (!quick) {
         s->interrupts = 1;
         char list[256];
-        running_list(s, list, sizeof(list));
+        task_list(s, 0, list, sizeof(list));
         srun_info(s, "interrupt (one more within 1 sec to abort)");
         srun_info(s, "StepId=%u.%u task%s %s: running", s->step_job_id, s->l->step_id,
                   strpbrk(list, ",-") ? "s" : "", list);
@@ -547,6 +556,59 @@ static void on_signal(struct loop *loop, int signo, void *arg)
         on_interrupt(s);
     else
         signal_step(s, signo, 0);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* -K and -W: srun ends the step (Slurm's lines, docs/steps.md section 5) */
+
+static void say_terminating(struct srun_step *s, int why)
+{
+    s->terminating = why;
+    srun_info(s, "launch/slurm: _step_signal: Terminating StepId=%u.%u", s->step_job_id,
+              s->l->step_id);
+}
+
+/* -W's time is up: what still runs is terminated (SIGTERM, SIGKILL after KillWait; a
+ * plain SIGKILL to the step's group would end its step daemon too). */
+static void first_exit_expired(struct loop *loop, struct loop_timer *t, void *arg)
+{
+    (void)loop;
+    (void)t;
+    struct srun_step *s = arg;
+    s->first_exit = NULL; /* a one-shot timer is freed after this call */
+    if (s->finished || s->terminating)
+        return;
+    char running[256], exited[256];
+    task_list(s, 0, running, sizeof(running));
+    task_list(s, 1, exited, sizeof(exited));
+    srun_info(s, "First task exited %us ago", s->p->wait_secs);
+    srun_info(s, "StepId=%u.%u task%s %s: running", s->step_job_id, s->l->step_id,
+              strpbrk(running, ",-") ? "s" : "", running);
+    srun_info(s, "StepId=%u.%u task%s %s: exited", s->step_job_id, s->l->step_id,
+              strpbrk(exited, ",-") ? "s" : "", exited);
+    say_terminating(s, STEP_WAIT_OVER);
+    srun_info(s, "Job step aborted: Waiting up to %u seconds for job step to finish.",
+              s->p->conf->kill_wait + 2);
+    signal_step(s, 0, 1);
+}
+
+static void end_rest_after_exits(struct srun_step *s, const Tessera__StepTaskExitRequest *te)
+{
+    if (s->terminating || s->finished)
+        return;
+    for (size_t i = 0; s->p->kill_on_bad_exit && i < te->n_exits; i++) {
+        if (te->exits[i]->status != 0) {
+            say_terminating(s, STEP_BAD_EXIT);
+            signal_step(s, 0, 1);
+            return;
+        }
+    }
+    if (s->p->wait_secs && !s->first_exit && te->n_exits) {
+        s->first_exit = loop_timer_add(s->loop, (uint64_t)s->p->wait_secs * 1000, 0,
+                                       first_exit_expired, s);
+        if (!s->first_exit)
+            srun_error("%s: --wait is not enforced", ts_strerror(TS_ENOMEM));
+    }
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -819,8 +881,10 @@ static void teardown(struct srun_step *s)
     rpc_server_destroy(s->server);
     for (size_t i = 0; s->peers && i < s->l->n_nodes; i++)
         rpc_peer_destroy(s->peers[i]);
-    if (s->loop)
+    if (s->loop) {
         loop_timer_cancel(s->loop, s->watch);
+        loop_timer_cancel(s->loop, s->first_exit);
+    }
     rpc_peer_destroy(s->ctld);
     if (s->loop)
         for (int i = 0; i < 3; i++) /* deliver what the auth threads posted */
@@ -863,6 +927,8 @@ int step_run(const struct step_run_params *p)
         srun_error("%s", ts_strerror(err));
         s.exit_code = 1;
     }
+    if (s.terminating == STEP_BAD_EXIT)
+        srun_info(&s, "Force Terminated StepId=%u.%u", s.step_job_id, s.l->step_id);
     teardown(&s);
     return s.exit_code;
 }

@@ -23,6 +23,8 @@ struct step_run_params {
     const char *work_dir;
     int label;
     int quiet;
+    int kill_on_bad_exit;                      /* -K: a task's non-zero end terminates the step */
+    uint32_t wait_secs;                        /* -W: kill the rest this long after a task ended */
     const struct step_streams *streams;        /* -o, -e, -i resolved (step_streams.h) */
 };
 

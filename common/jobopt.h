@@ -64,6 +64,8 @@ struct jobopt {
     uint32_t jobid;        /* srun --jobid: the running job to add the step to (0: none) */
     int overlap;           /* srun --overlap: the step shares CPUs with other steps */
     int overcommit;        /* srun -O: more tasks than CPUs */
+    int kill_on_bad_exit;  /* srun -K: a task's non-zero exit terminates the step */
+    uint32_t wait_secs;    /* srun -W: end the rest this long after the first task ended */
     char *script_path;     /* sbatch: the script file, NULL for stdin or --wrap */
     char **command;        /* salloc/srun: the program and its arguments (NULL-terminated,
                             * NULL when none was given); srun: component 0's */

@@ -99,6 +99,7 @@ static const struct jobopt_envdef envs[] = {
     {"SLURM_GRES", SR, "gres", ENV_VALUE},
     /* Inside an allocation this is the allocation's name, not a request for the step. */
     {"SLURM_JOB_NAME", SR, "job-name", ENV_OUTSIDE_ALLOC},
+    {"SLURM_KILL_BAD_EXIT", SR, "kill-on-bad-exit", ENV_VALUE},
     {"SLURM_MEM_PER_CPU", SR, "mem-per-cpu", ENV_OUTSIDE_HET},
     {"SLURM_MEM_PER_GPU", SR, "mem-per-gpu", ENV_VALUE},
     {"SLURM_MEM_PER_NODE", SR, "mem", ENV_OUTSIDE_HET},

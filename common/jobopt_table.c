@@ -485,6 +485,32 @@ static int set_wait_end(struct jobopt_ctx *c, const struct jobopt_def *def, cons
     return TS_OK;
 }
 
+/* srun's -K[=n] and -W n: a decimal number, as Slurm ("Invalid numeric value"). */
+static int parse_srun_number(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg,
+                             uint32_t *out)
+{
+    uint64_t v;
+    if (!all_digits(arg) || jobopt_parse_u64(arg, UINT32_MAX, &v) != TS_OK)
+        return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid numeric value \"%s\" for --%s.", arg,
+                           def->name);
+    *out = (uint32_t)v;
+    return TS_OK;
+}
+
+static int set_kill_on_bad_exit(struct jobopt_ctx *c, const struct jobopt_def *def,
+                                const char *arg)
+{
+    uint32_t v = 1; /* -K alone */
+    int err = arg ? parse_srun_number(c, def, arg, &v) : TS_OK;
+    c->out->kill_on_bad_exit = v != 0;
+    return err;
+}
+
+static int set_wait_secs(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    return parse_srun_number(c, def, arg, &c->out->wait_secs);
+}
+
 static int set_label(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
 {
     c->out->label = 1;
@@ -640,7 +666,7 @@ static const struct jobopt_def table[] = {
     {"jobid", 0, REQ, SR, CMD, NOFIELD, set_jobid},
     UNSUP("kill-command", 'K', OPT, SA),
     UNSUP("kill-on-invalid-dep", 0, REQ, SB),
-    UNSUP("kill-on-bad-exit", 'K', OPT, SR),
+    {"kill-on-bad-exit", 'K', OPT, SR, CMD, NOFIELD, set_kill_on_bad_exit},
     {"label", 'l', NONE, SR, CMD, NOFIELD, set_label},
     {"licenses", 'L', REQ, ALL, JOBOPT_F_FIRST_ONLY, STR(licenses), set_licenses},
     {"mail-type", 0, REQ, ALL, JOBOPT_F_FIRST_DROP, STR(mail_type), set_mail_type},
@@ -704,7 +730,7 @@ static const struct jobopt_def table[] = {
     {"verbose", 'v', NONE, ALL, CMD, NOFIELD, set_verbose},
     {"version", 'V', NONE, ALL, JOBOPT_F_STOP | CMD, NOFIELD, set_version},
     {"wait", 'W', NONE, SB, CMD, NOFIELD, set_wait_end},
-    UNSUP("wait", 'W', REQ, SR), /* srun --wait=<seconds> */
+    {"wait", 'W', REQ, SR, CMD, NOFIELD, set_wait_secs}, /* srun --wait=<seconds> */
     UNSUP("wait-all-nodes", 0, REQ, SB | SA),
     UNSUP("wckey", 0, REQ, ALL),
     /* Slurm dropped --workdir in 19.05; the behaviour contract still names it. */

@@ -21,6 +21,15 @@
 
 #include "cmdcheck.h"
 
+/* cmd with extra environment entries ("K=V", NULL-terminated). */
+static struct result cmdcheck_run_env(struct harness_cluster *c, const char *const env[],
+                                      const char *cmd, const char *const args[])
+{
+    struct result r = {0};
+    r.rc = harness_cmd_full(c, (uid_t)-1, env, cmd, args, &r.out, &r.err);
+    return r;
+}
+
 #define NODES 2
 
 static struct harness_cluster cluster;
@@ -110,12 +119,78 @@ static void test_sbatch_wait_cancelled(void **state)
     assert_int_equal(WEXITSTATUS(status), 1);
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* srun -K and -W */
+
+/* Rank 1 ends at once with code; the others would sleep 20 s. */
+#define RANK1_ENDS(code)                                                                      \
+    "sh", "-c", "if [ $SLURM_PROCID = 1 ]; then exit " code "; fi; exec sleep 20"
+
+static void expect_rc(const struct result *r, int rc)
+{
+    if (r->rc != rc)
+        fail_msg("exit %d, not %d\nstdout:\n%s\nstderr:\n%s", r->rc, rc, r->out, r->err);
+}
+
+static void expect_text(const char *text, const char *want)
+{
+    if (!text || !strstr(text, want))
+        fail_msg("no '%s' in:\n%s", want, text ? text : "(null)");
+}
+
+/* A task's failure terminates the others (SIGTERM): srun's status is theirs, 143. */
+static void test_srun_kill_on_bad_exit(void **state)
+{
+    (void)state;
+    struct result r = RUN("srun", "-K", "-n3", RANK1_ENDS("5"));
+    expect_rc(&r, 143);
+    expect_text(r.err, "task 1: Exited with exit code 5\n");
+    expect_text(r.err, ": Terminated\n"); /* "tasks 0,2" or one line each, as reported */
+    expect_text(r.err, "srun: launch/slurm: _step_signal: Terminating StepId=");
+    expect_text(r.err, "srun: Force Terminated StepId=");
+    result_free(&r);
+
+    /* the variable does the same; a success terminates nothing */
+    r = cmdcheck_run_env(&cluster, (const char *const[]){"SLURM_KILL_BAD_EXIT=1", NULL}, "srun",
+                         (const char *const[]){"-n2", RANK1_ENDS("2"), NULL});
+    expect_rc(&r, 143);
+    result_free(&r);
+    r = RUN("srun", "--kill-on-bad-exit", "-n2", "sh", "-c", "exit 0");
+    expect_ok(&r);
+    result_free(&r);
+
+    r = RUN("srun", "-Kx", "true");
+    assert_int_equal(r.rc, 1);
+    expect_text(r.err, "srun: error: Invalid numeric value \"x\" for --kill-on-bad-exit.");
+    result_free(&r);
+}
+
+/* -W 1: a second after rank 1 ended, the others are terminated (SIGTERM). */
+static void test_srun_wait_after_first_exit(void **state)
+{
+    (void)state;
+    struct result r = RUN("srun", "-W", "1", "-n3", RANK1_ENDS("0"));
+    expect_rc(&r, 143);
+    expect_text(r.err, "srun: First task exited 1s ago\n");
+    expect_text(r.err, ".0 tasks 0,2: running\n");
+    expect_text(r.err, ".0 task 1: exited\n");
+    expect_text(r.err, ": Terminated\n"); /* "tasks 0,2" or one line each, as reported */
+    result_free(&r);
+
+    r = RUN("srun", "--wait=x", "true");
+    assert_int_equal(r.rc, 1);
+    expect_text(r.err, "srun: error: Invalid numeric value \"x\" for --wait.");
+    result_free(&r);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_sbatch_wait_exit_code),
         cmocka_unit_test(test_sbatch_wait_het),
         cmocka_unit_test(test_sbatch_wait_cancelled),
+        cmocka_unit_test(test_srun_kill_on_bad_exit),
+        cmocka_unit_test(test_srun_wait_after_first_exit),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }

@@ -485,11 +485,45 @@ static void test_unsupported(void **state)
     SB_BAD(TS_EOPTVALUE, "--no-kill is not supported", "--no-kill=off", "x.sh");
     SB_BAD(TS_EOPTVALUE, "component 1: --gres is not supported", "-n1", ":", "--gres=gpu:1",
            "x.sh");
-    bad(JOBOPT_SRUN, ARGV("--wait=5", "true"), NULL, NULL, TS_EOPTVALUE,
-        "--wait is not supported");
+    bad(JOBOPT_SRUN, ARGV("--exact", "true"), NULL, NULL, TS_EOPTVALUE,
+        "--exact is not supported");
     bad(JOBOPT_SALLOC, ARGV("-I5"), NULL, NULL, TS_EOPTVALUE, "--immediate is not supported");
     bad(JOBOPT_SBATCH, ARGV("x.sh"), NULL, "#!/bin/sh\n#SBATCH --array=1-2\n", TS_EOPTVALUE,
         "batch script line 2: --array is not supported");
+}
+
+/* sbatch -W, srun -K and -W: what the commands do, not what the job is. */
+static void test_wait_options(void **state)
+{
+    struct jobopt o;
+    ok(JOBOPT_SBATCH, ARGV("-W", "x.sh"), NULL, SCRIPT, &o);
+    assert_true(o.wait_end);
+    jobopt_free(&o);
+    ok(JOBOPT_SBATCH, ARGV("x.sh"), ENV("SBATCH_WAIT=1"), SCRIPT, &o);
+    assert_true(o.wait_end);
+    jobopt_free(&o);
+    ok(JOBOPT_SBATCH, ARGV("x.sh"), ENV("SBATCH_WAIT=0"), SCRIPT, &o);
+    assert_false(o.wait_end);
+    jobopt_free(&o);
+
+    ok(JOBOPT_SRUN, ARGV("--wait=5", "-K", "true"), NULL, NULL, &o);
+    assert_int_equal(o.wait_secs, 5);
+    assert_true(o.kill_on_bad_exit);
+    jobopt_free(&o);
+    ok(JOBOPT_SRUN, ARGV("-K0", "true"), ENV("SLURM_WAIT=2"), NULL, &o);
+    assert_false(o.kill_on_bad_exit);
+    assert_int_equal(o.wait_secs, 2);
+    jobopt_free(&o);
+    ok(JOBOPT_SRUN, ARGV("true"), ENV("SLURM_KILL_BAD_EXIT=1"), NULL, &o);
+    assert_true(o.kill_on_bad_exit);
+    jobopt_free(&o);
+
+    bad(JOBOPT_SRUN, ARGV("-W", "x", "true"), NULL, NULL, TS_EOPTVALUE,
+        "Invalid numeric value \"x\" for --wait.");
+    bad(JOBOPT_SRUN, ARGV("--wait=-1", "true"), NULL, NULL, TS_EOPTVALUE,
+        "Invalid numeric value \"-1\" for --wait.");
+    bad(JOBOPT_SRUN, ARGV("-Kx", "true"), NULL, NULL, TS_EOPTVALUE,
+        "Invalid numeric value \"x\" for --kill-on-bad-exit.");
 }
 
 /* Each command takes the options Slurm's takes. */
@@ -1806,6 +1840,7 @@ int main(void)
         cmocka_unit_test(test_env_every_component),
         cmocka_unit_test(test_env_values),
         cmocka_unit_test(test_env_unsupported),
+        cmocka_unit_test(test_wait_options),
         cmocka_unit_test(test_env_salloc_srun),
         cmocka_unit_test(test_directives_stop),
         cmocka_unit_test(test_directive_quoting),
