@@ -96,19 +96,17 @@ static unsigned submitted_id(const char *log)
     return 0;
 }
 
-/* Cancelled while it runs: sbatch -W ends with it, exit 1. */
-static void test_sbatch_wait_cancelled(void **state)
+/* "sbatch -W [-H] --wrap CMD" in the background, its job cancelled once in state (as
+ * squeue prints it); sbatch's exit code. */
+static int cancelled_exit(const char *log_name, int held, const char *cmd, const char *state)
 {
-    (void)state;
     char log[600];
-    snprintf(log, sizeof(log), "%s/sbatch-wait.log", outdir);
-    pid_t pid = harness_cmd_spawn(&cluster, "sbatch",
-                                  (const char *const[]){"-W", "-D", outdir, "--wrap", "sleep 60",
-                                                        NULL},
-                                  log);
+    snprintf(log, sizeof(log), "%s/%s", outdir, log_name);
+    const char *const args[] = {"-W", "-D", outdir, "--wrap", cmd, held ? "-H" : NULL, NULL};
+    pid_t pid = harness_cmd_spawn(&cluster, "sbatch", args, log);
     assert_true(pid > 0);
     unsigned id = submitted_id(log);
-    wait_for(id, "%T", "RUNNING\n", 20);
+    wait_for(id, "%T", state, 20);
     char sid[16];
     snprintf(sid, sizeof(sid), "%u", id);
     struct result r = RUN("scancel", sid);
@@ -116,7 +114,15 @@ static void test_sbatch_wait_cancelled(void **state)
     result_free(&r);
     int status = harness_wait(pid, 20000);
     assert_true(status >= 0 && WIFEXITED(status));
-    assert_int_equal(WEXITSTATUS(status), 1);
+    return WEXITSTATUS(status);
+}
+
+/* Cancelled while it runs: sbatch -W ends with it, exit 1; cancelled before it ran: 0. */
+static void test_sbatch_wait_cancelled(void **state)
+{
+    (void)state;
+    assert_int_equal(cancelled_exit("sbatch-wait.log", 0, "sleep 60", "RUNNING\n"), 1);
+    assert_int_equal(cancelled_exit("sbatch-wait-held.log", 1, "true", "PENDING\n"), 0);
 }
 
 /* ------------------------------------------------------------------------------------ */
