@@ -1,6 +1,7 @@
 /* Interactive allocations, shared by salloc and srun outside a job: submit the
  * components, wait for the grant (the controller holds the request open), watch for the
- * allocation's end, release it. Messages are Slurm's, prefixed with the command's name. */
+ * allocation's end, release it; sbatch -W waits here for a batch job's end. Messages are
+ * Slurm's, prefixed with the command's name. */
 #ifndef TESSERA_CMDS_ALLOC_H
 #define TESSERA_CMDS_ALLOC_H
 
