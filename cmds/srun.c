@@ -9,6 +9,7 @@
  */
 #include "cmds/alloc.h"
 #include "cmds/cmdutil.h"
+#include "cmds/srun_multiprog.h"
 #include "cmds/step_run.h"
 
 #include "common/conf.h"
@@ -469,13 +470,17 @@ static int resolve_streams(const struct jobopt *opt, const struct job_ref *job,
 }
 
 static int run(struct ctl *ctl, const struct jobopt *opt, struct alloc *a,
-               const struct job_ref *job)
+               const struct job_ref *job, const char *multi_prog)
 {
     struct mapping m;
     if (job->in_alloc && check_step_options(opt))
         return 1;
     if (map_components(opt, job->het_size, job->in_alloc, &m))
         return 1;
+    if (multi_prog && m.n > 1) {
+        cmd_error(PROG, "--multi-prog is not supported in a heterogeneous step");
+        return 1;
+    }
     Tessera__Response *resp = NULL;
     if (create_step(ctl, job->job_id, opt, &m, &resp)) {
         if (resp)
@@ -483,6 +488,11 @@ static int run(struct ctl *ctl, const struct jobopt *opt, struct alloc *a,
         return 1;
     }
     const Tessera__StepLayout *l = resp->step_create->layout;
+    if (multi_prog &&
+        srun_multiprog_check(PROG, multi_prog, opt->components[0]->argv[0], l->ntasks)) {
+        tessera__response__free_unpacked(resp, NULL); /* only when -n was not given */
+        return 1;
+    }
     Tessera__StepLaunchComponent *store = calloc(l->n_components ? l->n_components : 1,
                                                  sizeof(*store));
     Tessera__StepLaunchComponent **comps = store ? launch_components(l, opt, &m, store) : NULL;
@@ -504,6 +514,7 @@ static int run(struct ctl *ctl, const struct jobopt *opt, struct alloc *a,
                 .quiet = opt->quiet,
                 .kill_on_bad_exit = opt->kill_on_bad_exit,
                 .wait_secs = opt->wait_secs,
+                .multi_prog = multi_prog,
                 .streams = &streams,
             };
             ctl_disconnect(ctl); /* idle while the step runs; the release reconnects */
@@ -569,6 +580,23 @@ static uint32_t het_size_of(struct ctl *ctl, uint32_t job_id)
     return n;
 }
 
+/* --multi-prog: the configuration file's text, checked before any allocation when the
+ * task count is given (else against the step's layout); NULL after printing why not. */
+static char *multi_prog_text(const struct jobopt *opt)
+{
+    const Tessera__JobDesc *d0 = opt->components[0];
+    if (opt->ncomponents > 1) {
+        cmd_error(PROG, "--multi-prog is not supported in a heterogeneous step");
+        return NULL;
+    }
+    char *text = srun_multiprog_read(PROG, d0->argv[0]);
+    if (text && d0->has_ntasks && srun_multiprog_check(PROG, text, d0->argv[0], d0->ntasks)) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
 int main(int argc, char **argv)
 {
     char cwd[PATH_MAX];
@@ -597,8 +625,14 @@ int main(int argc, char **argv)
         jobopt_free(&opt);
         return 1;
     }
+    char *multi_prog = NULL;
+    if (opt.multi_prog && !(multi_prog = multi_prog_text(&opt))) {
+        jobopt_free(&opt);
+        return 1;
+    }
     struct ctl ctl;
     if (cmd_set_origin(&opt, cwd) || ctl_load_conf(&ctl, PROG, NULL) != 0) {
+        free(multi_prog);
         jobopt_free(&opt);
         return 1;
     }
@@ -614,17 +648,18 @@ int main(int argc, char **argv)
         rc = allocate(&ctl, &opt, &a, &job);
         signal(SIGINT, SIG_DFL);
         if (rc == 0) {
-            rc = run(&ctl, &opt, &a, &job);
+            rc = run(&ctl, &opt, &a, &job, multi_prog);
             alloc_release(&a, rc << 8);
         }
     } else if (is_one_allocation(&opt, job.het_size, job.in_alloc) &&
                (err = own_counts(in, &opt)) != TS_OK) {
         cmd_error(PROG, "%s", ts_strerror(err)); /* the first parse took the same text */
     } else {
-        rc = run(&ctl, &opt, &a, &job);
+        rc = run(&ctl, &opt, &a, &job, multi_prog);
     }
     alloc_free(&a);
     ctl_close(&ctl);
+    free(multi_prog);
     jobopt_free(&opt);
     return rc;
 }

@@ -790,6 +790,7 @@ static int send_launches(struct srun_step *s)
     sl.stdin_task0 = stdin_wanted(p);
     sl.stdin_rank = p->streams->stdin_rank;
     sl.label = p->label;
+    sl.multi_prog = (char *)(p->multi_prog ? p->multi_prog : "");
     sl.std_out = p->streams->node_out;
     sl.std_err = p->streams->node_err;
     sl.std_in = p->streams->node_in;

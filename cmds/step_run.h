@@ -25,6 +25,7 @@ struct step_run_params {
     int quiet;
     int kill_on_bad_exit;                      /* -K: a task's non-zero end terminates the step */
     uint32_t wait_secs;                        /* -W: kill the rest this long after a task ended */
+    const char *multi_prog;                    /* --multi-prog: the file's text, or NULL */
     const struct step_streams *streams;        /* -o, -e, -i resolved (step_streams.h) */
 };
 

@@ -66,6 +66,7 @@ struct jobopt {
     int overcommit;        /* srun -O: more tasks than CPUs */
     int kill_on_bad_exit;  /* srun -K: a task's non-zero exit terminates the step */
     uint32_t wait_secs;    /* srun -W: end the rest this long after the first task ended */
+    int multi_prog;        /* srun --multi-prog: argv[0] is the configuration file */
     char *script_path;     /* sbatch: the script file, NULL for stdin or --wrap */
     char **command;        /* salloc/srun: the program and its arguments (NULL-terminated,
                             * NULL when none was given); srun: component 0's */

@@ -517,6 +517,12 @@ static int set_label(struct jobopt_ctx *c, const struct jobopt_def *def, const c
     return TS_OK;
 }
 
+static int set_multi_prog(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    c->out->multi_prog = 1;
+    return TS_OK;
+}
+
 static int set_unbuffered(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
 {
     c->out->unbuffered = 1;
@@ -678,7 +684,7 @@ static const struct jobopt_def table[] = {
     UNSUP("mem-per-gpu", 0, REQ, ALL),
     {"mpi", 0, REQ, SR, 0, NOFIELD, set_mpi},
     UNSUP("mincpus", 0, REQ, ALL),
-    UNSUP("multi-prog", 0, NONE, SR),
+    {"multi-prog", 0, NONE, SR, CMD, NOFIELD, set_multi_prog},
     UNSUP("network", 0, REQ, ALL),
     {"nice", 0, OPT, ALL, P, NUM(I32, nice), set_nice},
     UNSUP("no-bell", 0, NONE, SA),

@@ -42,6 +42,7 @@ struct sd_task {
     struct rusage usage;       /* as wait4 measured it at the exit (zero: never started) */
     char **env;                /* prepared before the fork */
     char **argv;               /* NULL-terminated (the message's array is not) */
+    int argv_owned;            /* --multi-prog: argv and its strings are the task's own */
     const char *search;        /* where to look for a program named without a '/': the
                                 * task's PATH (points into env), searched as the user */
     char *out_path, *err_path, *in_path;  /* files instead of srun ("" none) */

@@ -8,6 +8,7 @@
 #include "common/errors.h"
 #include "common/jobfmt.h"
 #include "common/log.h"
+#include "common/multiprog.h"
 #include "common/stepenv.h"
 
 #include <errno.h>
@@ -94,6 +95,31 @@ static int task_files(struct stepd *sd, struct sd_task *t)
     return t->out_file < -1 || t->err_file < -1 || t->in_file < -1 ? TS_ENOMEM : TS_OK;
 }
 
+/* --multi-prog: each task's argv from the configuration text, parsed again here with the
+ * same bounds srun applied, since the sender is not trusted (common/multiprog.h). */
+static int multi_prog_argvs(struct stepd *sd, char *errbuf, size_t errlen)
+{
+    const Tessera__StepLaunchRequest *lr = sd->launch;
+    struct multiprog *mp = NULL;
+    char why[256];
+    int err = multiprog_parse(lr->multi_prog, strlen(lr->multi_prog), sd->layout->ntasks,
+                              "(multi-prog)", &mp, why, sizeof(why));
+    if (err) {
+        snprintf(errbuf, errlen, "invalid multi-prog configuration: %s", why);
+        return err;
+    }
+    for (size_t i = 0; !err && i < sd->ntasks; i++) {
+        struct sd_task *t = &sd->tasks[i];
+        const Tessera__StepLaunchComponent *lc = lr->components[t->comp];
+        err = multiprog_argv(mp, t->rank, lc->argv + 1, lc->n_argv - 1, &t->argv);
+        t->argv_owned = t->argv != NULL;
+    }
+    multiprog_destroy(mp);
+    if (err)
+        snprintf(errbuf, errlen, "multi-prog: %s", ts_strerror(err));
+    return err;
+}
+
 int stepd_tasks_prepare(struct stepd *sd, char *errbuf, size_t errlen)
 {
     const Tessera__StepLayoutNode *here = sd->layout->nodes[sd->node_index];
@@ -119,7 +145,7 @@ int stepd_tasks_prepare(struct stepd *sd, char *errbuf, size_t errlen)
         if (err)
             return err;
     }
-    return TS_OK;
+    return lr->multi_prog && *lr->multi_prog ? multi_prog_argvs(sd, errbuf, errlen) : TS_OK;
 }
 
 /* Why the task cannot start when one of its files could not be opened (Slurm's words),
@@ -348,10 +374,9 @@ static int start_all(struct stepd *sd, const struct sd_identity *idp, char **bas
             return TS_ENOMEM;
         const Tessera__StepLaunchComponent *lc = sd->launch->components[t->comp];
         t->search = search_path(t->env);
-        t->argv = calloc(lc->n_argv + 1, sizeof(char *));
-        if (!t->argv)
+        if (!t->argv && !(t->argv = calloc(lc->n_argv + 1, sizeof(char *))))
             return TS_ENOMEM;
-        for (size_t k = 0; k < lc->n_argv; k++)
+        for (size_t k = 0; !t->argv_owned && k < lc->n_argv; k++)
             t->argv[k] = lc->argv[k];
         struct child_fds c = {.in = -1, .out = -1, .err = -1, .pmi = pmi_fds[i]};
         if (task_pipes(sd, t, &c) != TS_OK) {
@@ -378,7 +403,10 @@ void stepd_tasks_free(struct stepd *sd)
     for (size_t i = 0; i < sd->ntasks; i++) {
         struct sd_task *t = &sd->tasks[i];
         stepenv_free(t->env);
-        free(t->argv);
+        if (t->argv_owned)
+            multiprog_argv_free(t->argv);
+        else
+            free(t->argv);
         free(t->out_path);
         free(t->err_path);
         free(t->in_path);
