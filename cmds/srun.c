@@ -64,6 +64,8 @@ static void usage(FILE *out)
             "                              how tasks are laid over the nodes (lower levels:\n"
             "                              checked, without effect until CPUs are bound)\n"
             "      --mpi=pmi1|none         PMI-1 is always served\n"
+            "      --multi-prog            the command is a file of \"ranks program args\"\n"
+            "                              lines: each task runs its own (%%t %%o)\n"
             "  -N, --nodes=min[-max]       number of nodes\n"
             "  -n, --ntasks=n              number of tasks\n"
             "      --ntasks-per-node=n     tasks per node\n"
