@@ -17,6 +17,7 @@
 #include "common/rpc_conf.h"
 #include "common/rpc_peer.h"
 #include "common/rpc_server.h"
+#include "common/safefs.h"
 #include "common/steplayout.h"
 
 #include <arpa/inet.h>
@@ -114,20 +115,6 @@ __attribute__((format(printf, 2, 3))) static void srun_info(const struct srun_st
     fprintf(stderr, "%s: %s\n", PROG, line);
 }
 
-static void write_all(int fd, const void *data, size_t len)
-{
-    const char *p = data;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return; /* our output is gone (a closed pipe): nothing to do about it */
-        p += n;
-        len -= (size_t)n;
-    }
-}
-
 /* ------------------------------------------------------------------------------------ */
 /* the end */
 
@@ -216,7 +203,8 @@ static void handle_io(struct rpc_request *req, const Tessera__Request *msg, void
                 linelabel_write(&s->ranks[c->rank].label[stream], stream_fd(s, stream),
                                 s->label_width, c->rank, c->data.data, c->data.len);
             else
-                write_all(stream_fd(s, stream), c->data.data, c->data.len);
+                /* our output gone (a closed pipe): nothing to do about it */
+                (void)safefs_write_all(stream_fd(s, stream), c->data.data, c->data.len);
         }
         if (c->eof) {
             if (s->p->label)

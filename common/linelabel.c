@@ -1,24 +1,17 @@
 /* srun's --label lines: see linelabel.h. */
 #include "common/linelabel.h"
+#include "common/safefs.h"
 
-#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 
+/* A reader that went away (a closed pipe, a full disk) loses the rest of its lines: there
+ * is no one to tell. */
 static void write_all(int fd, const void *data, size_t len)
 {
-    const char *p = data;
-    while (len > 0) {
-        ssize_t n = write(fd, p, len);
-        if (n < 0 && errno == EINTR)
-            continue;
-        if (n <= 0)
-            return;
-        p += n;
-        len -= (size_t)n;
-    }
+    (void)safefs_write_all(fd, data, len);
 }
 
 int linelabel_width(uint32_t ntasks)
