@@ -185,6 +185,22 @@ static int show_hostlist(const char *expr)
 /* ------------------------------------------------------------------------------------ */
 /* jobs and partitions */
 
+/* The jobs an id names (every job when id is NULL); NULL once the error is printed. */
+static Tessera__Response *query_jobs(struct scontrol *s, const char *id, int all_states)
+{
+    Tessera__JobQueryRequest q = TESSERA__JOB_QUERY_REQUEST__INIT;
+    char *ids[1] = {(char *)id};
+    if (id) {
+        q.job_ids = ids;
+        q.n_job_ids = 1;
+    }
+    q.all_states = all_states;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.msg_case = TESSERA__REQUEST__MSG_JOB_QUERY;
+    req.job_query = &q;
+    return call(s, &req, "slurm_load_jobs");
+}
+
 /* Slurm's scontrol reads the number itself: letters in it are its own error. */
 static int job_id_text_bad(const char *id)
 {
@@ -204,17 +220,7 @@ static int show_jobs(struct scontrol *s, const char *id)
     }
     if (need_conf(s))
         return 1;
-    Tessera__JobQueryRequest q = TESSERA__JOB_QUERY_REQUEST__INIT;
-    char *ids[1] = {(char *)id};
-    if (id) {
-        q.job_ids = ids;
-        q.n_job_ids = 1;
-    }
-    q.all_states = 1;
-    Tessera__Request req = TESSERA__REQUEST__INIT;
-    req.msg_case = TESSERA__REQUEST__MSG_JOB_QUERY;
-    req.job_query = &q;
-    Tessera__Response *resp = call(s, &req, "slurm_load_jobs");
+    Tessera__Response *resp = query_jobs(s, id, 1);
     if (!resp)
         return 1;
     const Tessera__JobQueryResponse *jq = resp->job_query;
@@ -458,14 +464,7 @@ static int resize_scripts(struct scontrol *s, const char *id)
 {
     if (!getenv("SLURM_JOBID"))
         return 0; /* no job shell here to bring up to date */
-    Tessera__JobQueryRequest q = TESSERA__JOB_QUERY_REQUEST__INIT;
-    char *ids[1] = {(char *)id};
-    q.job_ids = ids;
-    q.n_job_ids = 1;
-    Tessera__Request req = TESSERA__REQUEST__INIT;
-    req.msg_case = TESSERA__REQUEST__MSG_JOB_QUERY;
-    req.job_query = &q;
-    Tessera__Response *resp = call(s, &req, "slurm_load_jobs");
+    Tessera__Response *resp = query_jobs(s, id, 0);
     if (!resp)
         return 1;
     const Tessera__JobRecord *job = resp->job_query->n_jobs ? resp->job_query->jobs[0] : NULL;
