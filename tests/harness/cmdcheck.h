@@ -160,6 +160,16 @@ static inline void cmdcheck_wait_for(struct harness_cluster *c, unsigned id, con
 #define wait_for(id, format, want, seconds) cmdcheck_wait_for(&cluster, id, format, want, seconds)
 
 /* "sbatch --parsable -D dir -w node --wrap script" as uid, which must succeed; the id. */
+/* scancel ID, whatever it answers (a test ending its own jobs). */
+static inline void cmdcheck_cancel(struct harness_cluster *c, unsigned id)
+{
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", id);
+    struct result r = cmdcheck_run(c, "scancel", (const char *const[]){sid, NULL});
+    result_free(&r);
+}
+#define cancel_job(id) cmdcheck_cancel(&cluster, id)
+
 static inline unsigned cmdcheck_submit_as(struct harness_cluster *c, uid_t uid, const char *dir,
                                           const char *node, const char *script)
 {

@@ -88,14 +88,6 @@ static int group_teardown(void **state)
     return 0;
 }
 
-static void cancel(unsigned id)
-{
-    char sid[16];
-    snprintf(sid, sizeof(sid), "%u", id);
-    struct result r = RUN("scancel", sid);
-    result_free(&r);
-}
-
 static char *log_text(void)
 {
     char *t = harness_read_file(flog);
@@ -205,15 +197,15 @@ static void test_timeout_and_missing(void **state)
     struct result r = RUN("squeue", "-h"); /* the controller answers meanwhile */
     expect_ok(&r);
     result_free(&r);
-    cancel(a);
+    cancel_job(a);
     unlink(path);
     unsigned m = SUBMIT("-J", "lost", "-p", "missing", "--wrap=true");
     wait_for(m, "%r", "ActivationReserved\n", 20);
-    cancel(m);
+    cancel_job(m);
     verdict("act", "odd", 7); /* an exit the table does not name: as 2 too */
     unsigned o = SUBMIT("-J", "odd", "--wrap=true");
     wait_for(o, "%r", "ActivationReserved\n", 20);
-    cancel(o);
+    cancel_job(o);
 }
 
 /* A chain stops at its first non-zero exit and undoes what passed, last first. */
@@ -223,7 +215,7 @@ static void test_chain_undo(void **state)
     verdict("act", "chained", 1);
     unsigned a = SUBMIT("-J", "chained", "-p", "chain", "--wrap=true");
     wait_for(a, "%r", "ActivationBlocked\n", 20);
-    cancel(a);
+    cancel_job(a);
     char *t = log_text();
     char *first = strstr(t, "first chained ");
     assert_non_null(first);
@@ -249,7 +241,7 @@ static void test_het_job(void **state)
     verdict("act", "hethold", 3);
     unsigned b = SUBMIT("-J", "hetblock", "-n1", ":", "-J", "hethold", "-n1", "--wrap=true");
     wait_for(b, "%r", "ActivationHold\nActivationHold\n", 20);
-    cancel(b);
+    cancel_job(b);
 }
 
 /* contrib/filters/licenses: the last licence goes to the first job; the second waits
@@ -301,7 +293,7 @@ static void test_changed_meanwhile(void **state)
     assert_non_null(strstr(t, "act heldlate --undo\n"));
     free(t);
     unlink(path);
-    cancel(a);
+    cancel_job(a);
 }
 
 /* HoldUntil changed after a hold verdict: the job is asked again at the new time. */

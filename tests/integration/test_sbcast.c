@@ -65,14 +65,6 @@ static int group_teardown(void **state)
 
 /* ------------------------------------------------------------------------------------ */
 
-static void cancel(unsigned id)
-{
-    char sid[16];
-    snprintf(sid, sizeof(sid), "%u", id);
-    struct result r = RUN("scancel", sid);
-    result_free(&r);
-}
-
 static struct result sbcast_as(uid_t uid, const char *const args[])
 {
     struct result r = {0};
@@ -180,7 +172,7 @@ static void test_two_nodes_as_user(void **state)
     free(err);
     assert_int_equal(stat(dst, &st), 0);
     assert_int_equal(st.st_mtim.tv_sec, 1577934245);
-    cancel(id);
+    cancel_job(id);
 }
 
 /* Root (an administrator) may broadcast to nobody's job: the file is still the job
@@ -200,7 +192,7 @@ static void test_admin_writes_as_the_job_user(void **state)
     assert_int_equal(lstat(dst, &st), 0);
     assert_int_equal(st.st_uid, NOBODY);
     assert_true(same_contents(src, dst));
-    cancel(id);
+    cancel_job(id);
 }
 
 /* --jobid=N.1 and N+1: the nodes of component 1 alone; N: every component's. */
@@ -244,11 +236,11 @@ static void test_other_users_job_refused(void **state)
     result_free(&r);
     struct stat st;
     assert_int_equal(lstat(dst, &st), -1);
-    cancel(id);
+    cancel_job(id);
     /* an ended job of one's own: no credential */
     unsigned mine = running_job(NOBODY, "n1");
     snprintf(job, sizeof(job), "%u", mine);
-    cancel(mine);
+    cancel_job(mine);
     wait_for(mine, "%T", "CANCELLED\n", 20);
     r = SBCAST_AS(NOBODY, "--jobid", job, src, dst);
     snprintf(line, sizeof(line),
@@ -279,7 +271,7 @@ static void test_unwritable_paths(void **state)
     char *text = harness_read_file(theirs);
     assert_string_equal(text, "root's\n");
     free(text);
-    cancel(id);
+    cancel_job(id);
 }
 
 /* A link planted where the file goes (by root, the shared folder's owner: the kernel's
@@ -307,7 +299,7 @@ static void test_planted_symlink_not_followed(void **state)
     char *text = harness_read_file(target);
     assert_string_equal(text, "victim's\n");
     free(text);
-    cancel(id);
+    cancel_job(id);
 }
 
 static void test_file_too_large(void **state)
@@ -324,7 +316,7 @@ static void test_file_too_large(void **state)
     struct stat st;
     assert_int_equal(stat(dst, &st), 0);
     assert_int_equal(st.st_size, 1 << 20); /* the blocks within the limit, nothing beyond */
-    cancel(id);
+    cancel_job(id);
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -482,7 +474,7 @@ static void test_forged_and_replayed_credentials(void **state)
     /* a credential taken now, used once the job has ended: revoked on the node */
     resp = bcast_cred(id);
     bc = resp->bcast_cred;
-    cancel(id);
+    cancel_job(id);
     wait_for(id, "%T", "CANCELLED\n", 20);
     assert_int_equal(send_block(NOBODY, 1, bc->credential, bc->signature, dst, &errnum),
                      TS_ECRED_REVOKED);

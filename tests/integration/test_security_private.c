@@ -241,14 +241,6 @@ static struct result run_as(uid_t uid, const char *cmd, const char *const args[]
 }
 #define RUN_AS(uid, cmd, ...) run_as(uid, cmd, (const char *const[]){__VA_ARGS__, NULL})
 
-static void cancel(unsigned id)
-{
-    char sid[16];
-    snprintf(sid, sizeof(sid), "%u", id);
-    struct result r = RUN("scancel", sid);
-    result_free(&r);
-}
-
 /* ------------------------------------------------------------------------------------ */
 /* scripts, environments, arguments */
 
@@ -299,7 +291,7 @@ static void test_job_query_carries_nothing_private(void **state)
     snprintf(want, sizeof(want), "%u private root PENDING JobHeldUser\n", id);
     assert_string_equal(r.out, want);
     result_free(&r);
-    cancel(id);
+    cancel_job(id);
 }
 
 /* The accounting query, raw: nobody gets none of root's jobs; root gets the records, and
@@ -344,7 +336,7 @@ static void test_acct_query_carries_nothing_private(void **state)
     snprintf(want, sizeof(want), "%u|wrap|COMPLETED\n", ran);
     assert_string_equal(r.out, want);
     result_free(&r);
-    cancel(held);
+    cancel_job(held);
 }
 
 /* nobody asks for root's script: refused with Slurm's words, raw and through scontrol,
@@ -386,7 +378,7 @@ static void test_write_batch_script_of_another_user(void **state)
     assert_int_equal(resp->job_script->n_argv, 1);
     assert_string_equal(resp->job_script->argv[0], ARGV_SECRET);
     tessera__response__free_unpacked(resp, NULL);
-    cancel(id);
+    cancel_job(id);
 }
 
 /* The owner writes its own script: into slurm-<id>.sh in its working folder by default,
@@ -424,7 +416,7 @@ static void test_write_batch_script_by_owner(void **state)
     assert_non_null(strstr(r.err, "failed to open file"));
     result_free(&r);
     unlink(path);
-    cancel(id);
+    cancel_job(id);
 
     /* a het job: any of its ids means the leader's script */
     unsigned het = SUBMIT("-H", "-n1", "--wrap=echo leader", ":", "-n1");
@@ -438,7 +430,7 @@ static void test_write_batch_script_by_owner(void **state)
         assert_non_null(strstr(r.out, "echo leader"));
         result_free(&r);
     }
-    cancel(het);
+    cancel_job(het);
 }
 
 /* Jobs without a script, ids that mean nothing, words scontrol does not know. */
@@ -452,7 +444,7 @@ static void test_write_batch_script_refusals(void **state)
     assert_int_equal(r.rc, 1);
     assert_string_equal(r.err, "job script retrieval failed: Job script not specified\n");
     result_free(&r);
-    cancel(id);
+    cancel_job(id);
     r = RUN("scontrol", "write", "batch_script", "999999", "-");
     assert_int_equal(r.rc, 1);
     assert_string_equal(r.err, "job script retrieval failed: Invalid job id specified\n");
@@ -555,7 +547,7 @@ static void test_update_to_malformed_licenses_refused(void **state)
     expect_ok(&r);
     result_free(&r);
     assert_string_equal(show_field(id, "Licenses"), "matlab:2");
-    cancel(id);
+    cancel_job(id);
 }
 
 /* The pool of 2 holds: of three 2-licence jobs one runs, the others wait for it. */
@@ -569,7 +561,7 @@ static void test_license_pool_holds(void **state)
     wait_for(ids[1], "%T %r", "PENDING ActivationReserved\n", 20);
     wait_for(ids[2], "%T %r", "PENDING ActivationReserved\n", 20);
     for (int i = 0; i < 3; i++)
-        cancel(ids[i]);
+        cancel_job(ids[i]);
 }
 
 int main(void)

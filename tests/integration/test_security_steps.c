@@ -52,14 +52,6 @@ static int group_teardown(void **state)
 
 /* ------------------------------------------------------------------------------------ */
 
-static void cancel(unsigned id)
-{
-    char sid[16];
-    snprintf(sid, sizeof(sid), "%u", id);
-    struct result r = RUN("scancel", sid);
-    result_free(&r);
-}
-
 /* One request to port from this process (root): the answer's error code (0: none), its
  * text into text; the response itself into keep when given. */
 static int call_root(uint16_t port, const Tessera__Request *req, char *text, size_t len,
@@ -144,7 +136,7 @@ static void test_user_kill_wait_is_killwait(void **state)
     assert_true(cmdcheck_process_running("^sleep 3331"));
     assert_int_equal(terminate_step(NOBODY, 1, id, 0, 1000000), 0);
     cmdcheck_expect_no_process("^sleep 3331", 12);
-    cancel(id);
+    cancel_job(id);
 }
 
 /* A terminate with a long wait (root may ask for one), then scancel: the controller's
@@ -171,7 +163,7 @@ static void test_later_terminate_shortens(void **state)
     assert_int_equal(terminate_step(0, 2, id, 0, 1000000), 0);
     assert_int_equal(kill(srun, SIGSTOP), 0);
     assert_true(cmdcheck_process_running("^sleep 3332")); /* SIGTERM is ignored; the wait is long */
-    cancel(id);
+    cancel_job(id);
     cmdcheck_expect_no_process("^sleep 3332", 12);
     kill(srun, SIGCONT);
     harness_wait(srun, 20000);
@@ -225,7 +217,7 @@ static void test_credential_of_ended_job_refused(void **state)
     Tessera__Response *resp = NULL;
     assert_int_equal(step_create(id, &resp), 0);
     assert_non_null(resp->step_create);
-    cancel(id);
+    cancel_job(id);
     wait_for(id, "%T", "CANCELLED\n", 20);
     char text[256];
     assert_int_equal(launch(resp->step_create, text, sizeof(text)), TS_ECRED_REVOKED);
