@@ -106,6 +106,19 @@ int harness_ctld_stop(struct harness_cluster *c, int sig)
     return status;
 }
 
+int harness_ctld_stop_clean(struct harness_cluster *c)
+{
+    int status = harness_ctld_stop(c, SIGTERM);
+    if (status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0)
+        return 0;
+    char *log = harness_read_file(c->ctld_log);
+    size_t len = log ? strlen(log) : 0;
+    fprintf(stderr, "tessera-ctld did not stop cleanly (status %d); its log ends:\n%s\n", status,
+            log ? log + (len > 8000 ? len - 8000 : 0) : "");
+    free(log);
+    return -1;
+}
+
 int harness_cmd(struct harness_cluster *c, const char *cmd, const char *const args[], char **out,
                 char **err)
 {

@@ -44,6 +44,9 @@ int harness_cluster_write_conf(struct harness_cluster *c, const char *extra);
 int harness_ctld_start(struct harness_cluster *c);
 /* Stop it with sig (SIGTERM: clean stop; SIGKILL: crash). Returns its waitpid status. */
 int harness_ctld_stop(struct harness_cluster *c, int sig);
+/* Stop it with SIGTERM and say whether it exited 0 (under the sanitizers a leak or an error
+ * makes it non-zero); if not, the end of its log goes to stderr. 0 when clean, -1 if not. */
+int harness_ctld_stop_clean(struct harness_cluster *c);
 /* Run a command from the build tree (bin/<cmd>) with the cluster's TESSERA_CONF.
  * args: NULL-terminated, without the command itself. Returns the exit status. */
 int harness_cmd(struct harness_cluster *c, const char *cmd, const char *const args[], char **out,

@@ -42,17 +42,9 @@ static int group_setup(void **state)
 
 static int group_teardown(void **state)
 {
-    /* a clean stop exits 0: under the sanitizers a leak or an error makes it non-zero */
-    int status = harness_ctld_stop(&cluster, SIGTERM);
-    int clean = status >= 0 && WIFEXITED(status) && WEXITSTATUS(status) == 0;
-    if (!clean) {
-        char *log = harness_read_file(cluster.ctld_log);
-        fprintf(stderr, "tessera-ctld did not stop cleanly (status %d); its log:\n%s\n", status,
-                log ? log : "");
-        free(log);
-    }
+    int rc = harness_ctld_stop_clean(&cluster); /* under the sanitizers: leaks fail here */
     harness_cluster_fini(&cluster);
-    return clean ? 0 : -1;
+    return rc;
 }
 
 /* ------------------------------------------------------------------------------------ */
