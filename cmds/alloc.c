@@ -1,11 +1,11 @@
 /* Interactive allocations: see alloc.h. */
 #include "cmds/alloc.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/jobopt.h"
-#include "common/jobstate.h"
-#include "common/rpc_client.h"
+#include "common/conf/conf.h"
+#include "common/job/jobstate.h"
+#include "common/jobopt/jobopt.h"
+#include "common/rpc/rpc_client.h"
+#include "common/util/errors.h"
 
 #include <stdarg.h>
 #include <stdio.h>

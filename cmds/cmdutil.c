@@ -1,10 +1,10 @@
 #include "cmds/cmdutil.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/jobopt.h"
-#include "common/rpc_client.h"
-#include "common/rpc_conf.h"
+#include "common/conf/conf.h"
+#include "common/jobopt/jobopt.h"
+#include "common/rpc/rpc_client.h"
+#include "common/rpc/rpc_conf.h"
+#include "common/util/errors.h"
 
 #include <stdarg.h>
 #include <stdio.h>

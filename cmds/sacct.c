@@ -3,12 +3,12 @@
  * question, pages through the answers and lays the rows out (common/acctfmt). */
 #include "cmds/cmdutil.h"
 
-#include "common/acctfmt.h"
-#include "common/errors.h"
-#include "common/jobfmt.h"
-#include "common/jobstate.h"
-#include "common/timefmt.h"
-#include "common/version.h"
+#include "common/format/acctfmt.h"
+#include "common/format/jobfmt.h"
+#include "common/job/jobstate.h"
+#include "common/text/timefmt.h"
+#include "common/util/errors.h"
+#include "common/util/version.h"
 
 #include <ctype.h>
 #include <getopt.h>

@@ -2,7 +2,7 @@
  * and release it when the command exits (SPEC 1.5, section 4).
  *
  * The command runs with salloc's own environment plus the allocation's SLURM_* variables
- * (common/jobenv.c, "salloc" context). While it runs, salloc watches the allocation: if
+ * (common/job/jobenv.c, "salloc" context). While it runs, salloc watches the allocation: if
  * it is cancelled or times out, salloc says so, and the command goes on (as Slurm's
  * does); its steps will find no allocation. Exit status: the command's; a command killed
  * by SIGHUP, SIGINT, SIGQUIT or SIGKILL counts as 0 and by another signal as 1, as
@@ -13,12 +13,12 @@
 #include "cmds/alloc.h"
 #include "cmds/cmdutil.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/execpath.h"
-#include "common/jobenv.h"
-#include "common/jobopt.h"
-#include "common/version.h"
+#include "common/conf/conf.h"
+#include "common/job/jobenv.h"
+#include "common/jobopt/jobopt.h"
+#include "common/util/errors.h"
+#include "common/util/execpath.h"
+#include "common/util/version.h"
 
 #include <errno.h>
 #include <limits.h>

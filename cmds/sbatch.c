@@ -2,11 +2,11 @@
 #include "cmds/alloc.h"
 #include "cmds/cmdutil.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/jobfmt.h"
-#include "common/jobopt.h"
-#include "common/version.h"
+#include "common/conf/conf.h"
+#include "common/format/jobfmt.h"
+#include "common/jobopt/jobopt.h"
+#include "common/util/errors.h"
+#include "common/util/version.h"
 
 #include <limits.h>
 #include <stdio.h>

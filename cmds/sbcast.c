@@ -10,13 +10,13 @@
  * effect, as -C (the file travels uncompressed). */
 #include "cmds/cmdutil.h"
 
-#include "common/auth.h"
-#include "common/conf.h"
-#include "common/cred.h"
-#include "common/errors.h"
-#include "common/rpc_client.h"
-#include "common/rpc_conf.h"
-#include "common/version.h"
+#include "common/auth/auth.h"
+#include "common/auth/cred.h"
+#include "common/conf/conf.h"
+#include "common/rpc/rpc_client.h"
+#include "common/rpc/rpc_conf.h"
+#include "common/util/errors.h"
+#include "common/util/version.h"
 
 #include <ctype.h>
 #include <errno.h>

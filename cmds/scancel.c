@@ -6,11 +6,11 @@
  * Slurm's error number of the last failure, modulo 256. */
 #include "cmds/cmdutil.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/jobstate.h"
-#include "common/signame.h"
-#include "common/version.h"
+#include "common/conf/conf.h"
+#include "common/job/jobstate.h"
+#include "common/text/signame.h"
+#include "common/util/errors.h"
+#include "common/util/version.h"
 
 #include <ctype.h>
 #include <getopt.h>

@@ -2,18 +2,18 @@
  * keyword on the command line, commands are read from standard input, one per line. */
 #include "cmds/cmdutil.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/fairsharefmt.h"
-#include "common/hostlist.h"
-#include "common/jobfmt.h"
-#include "common/stepfmt.h"
-#include "common/nodefmt.h"
-#include "common/jobopt.h"
 #include "cmds/scontrol_resize.h"
 #include "cmds/scontrol_update.h"
-#include "common/timefmt.h"
-#include "common/version.h"
+#include "common/conf/conf.h"
+#include "common/format/fairsharefmt.h"
+#include "common/format/jobfmt.h"
+#include "common/format/nodefmt.h"
+#include "common/format/stepfmt.h"
+#include "common/jobopt/jobopt.h"
+#include "common/text/hostlist.h"
+#include "common/text/timefmt.h"
+#include "common/util/errors.h"
+#include "common/util/version.h"
 
 #include <ctype.h>
 #include <errno.h>

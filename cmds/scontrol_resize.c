@@ -2,7 +2,7 @@
  * command runs as the user, in the user's folder. */
 #include "cmds/scontrol_resize.h"
 
-#include "common/jobenv.h"
+#include "common/job/jobenv.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,9 +3,9 @@
  * function. */
 #include "cmds/scontrol_update.h"
 
-#include "common/errors.h"
-#include "common/jobopt.h"
-#include "common/timefmt.h"
+#include "common/jobopt/jobopt.h"
+#include "common/text/timefmt.h"
+#include "common/util/errors.h"
 
 #include <ctype.h>
 #include <errno.h>

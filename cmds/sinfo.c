@@ -1,14 +1,14 @@
 /* sinfo: partitions and nodes, as Slurm's sinfo shows them: the default table, -N (one
  * line per node), -l, -s, -R, -o formats, filters by partition, node and state. The
  * controller sends every partition and node; this command picks and formats them
- * (common/nodefmt.h), so that an unknown partition name shows an empty table, as in
+ * (common/format/nodefmt.h), so that an unknown partition name shows an empty table, as in
  * Slurm, rather than an error. */
 #include "cmds/cmdutil.h"
 
-#include "common/errors.h"
-#include "common/hostlist.h"
-#include "common/nodefmt.h"
-#include "common/version.h"
+#include "common/format/nodefmt.h"
+#include "common/text/hostlist.h"
+#include "common/util/errors.h"
+#include "common/util/version.h"
 
 #include <getopt.h>
 #include <stdio.h>

@@ -3,14 +3,14 @@
  * partitions, states, names); this command formats them. */
 #include "cmds/cmdutil.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/hostlist.h"
-#include "common/jobfmt.h"
-#include "common/stepfmt.h"
-#include "common/jobid.h"
-#include "common/jobstate.h"
-#include "common/version.h"
+#include "common/conf/conf.h"
+#include "common/format/jobfmt.h"
+#include "common/format/stepfmt.h"
+#include "common/job/jobid.h"
+#include "common/job/jobstate.h"
+#include "common/text/hostlist.h"
+#include "common/util/errors.h"
+#include "common/util/version.h"
 
 #include <ctype.h>
 #include <getopt.h>

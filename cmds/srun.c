@@ -12,12 +12,12 @@
 #include "cmds/srun_multiprog.h"
 #include "cmds/step_run.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/idset.h"
-#include "common/jobenv.h"
-#include "common/jobopt.h"
-#include "common/version.h"
+#include "common/conf/conf.h"
+#include "common/job/jobenv.h"
+#include "common/jobopt/jobopt.h"
+#include "common/text/idset.h"
+#include "common/util/errors.h"
+#include "common/util/version.h"
 
 #include <limits.h>
 #include <pwd.h>

@@ -7,8 +7,8 @@
 #include <unistd.h>
 
 #include "cmds/cmdutil.h"
-#include "common/errors.h"
-#include "common/multiprog.h"
+#include "common/job/multiprog.h"
+#include "common/util/errors.h"
 
 char *srun_multiprog_read(const char *prog, const char *path)
 {

@@ -1,5 +1,5 @@
 /* srun --multi-prog: reading and checking the configuration file before the step starts
- * (common/multiprog.h has its format; the step daemons parse the text again). */
+ * (common/job/multiprog.h has its format; the step daemons parse the text again). */
 #ifndef TESSERA_CMDS_SRUN_MULTIPROG_H
 #define TESSERA_CMDS_SRUN_MULTIPROG_H
 

@@ -7,18 +7,18 @@
  */
 #include "cmds/step_run.h"
 
-#include "common/conf.h"
-#include "common/daemon.h"
-#include "common/errors.h"
-#include "common/hashmap.h"
-#include "common/idset.h"
-#include "common/linelabel.h"
-#include "common/loop.h"
-#include "common/rpc_conf.h"
-#include "common/rpc_peer.h"
-#include "common/rpc_server.h"
-#include "common/safefs.h"
-#include "common/steplayout.h"
+#include "common/conf/conf.h"
+#include "common/job/steplayout.h"
+#include "common/net/loop.h"
+#include "common/rpc/rpc_conf.h"
+#include "common/rpc/rpc_peer.h"
+#include "common/rpc/rpc_server.h"
+#include "common/text/idset.h"
+#include "common/text/linelabel.h"
+#include "common/util/daemon.h"
+#include "common/util/errors.h"
+#include "common/util/hashmap.h"
+#include "common/util/safefs.h"
 
 #include <arpa/inet.h>
 #include <errno.h>

@@ -2,8 +2,8 @@
 #include "cmds/step_streams.h"
 
 #include "cmds/cmdutil.h"
-#include "common/errors.h"
-#include "common/jobfmt.h"
+#include "common/job/stdpath.h"
+#include "common/util/errors.h"
 
 #include <ctype.h>
 #include <errno.h>
@@ -27,9 +27,9 @@ static int is_task_number(const char *spec, int64_t *rank)
     return 1;
 }
 
-static void job_values(const struct step_streams_params *p, struct jobfmt_pattern_values *v)
+static void job_values(const struct step_streams_params *p, struct stdpath_values *v)
 {
-    *v = (struct jobfmt_pattern_values)JOBFMT_PATTERN_VALUES_INIT;
+    *v = (struct stdpath_values)STDPATH_VALUES_INIT;
     v->job_id = p->job_id;
     v->step_id = p->step_id;
     v->user = p->user;
@@ -50,21 +50,21 @@ static int classify(const struct step_streams_params *p, const char *spec, int i
         *kind = TO_RANK;
         return TS_OK;
     }
-    if (jobfmt_pattern_is_none(spec)) {
+    if (stdpath_pattern_is_none(spec)) {
         *kind = ON_NODES;
         return (*text = strdup("/dev/null")) ? TS_OK : TS_ENOMEM;
     }
-    struct jobfmt_pattern_values v;
+    struct stdpath_values v;
     job_values(p, &v);
     /* the nodes fill the rest, below the working folder; input is always theirs */
-    if (input || jobfmt_pattern_per_node(spec)) {
+    if (input || stdpath_pattern_per_node(spec)) {
         v.quote_inserted = 1;
         *kind = ON_NODES;
-        return jobfmt_pattern_expand(spec, NULL, &v, JOBFMT_PATH_MAX - 1, text);
+        return stdpath_pattern_expand(spec, NULL, &v, STDPATH_MAX - 1, text);
     }
     *kind = SRUN_FILE;
     v.final = 1;
-    return jobfmt_pattern_expand(spec, p->work_dir, &v, JOBFMT_PATH_MAX - 1, text);
+    return stdpath_pattern_expand(spec, p->work_dir, &v, STDPATH_MAX - 1, text);
 }
 
 static int open_file(const struct step_streams_params *p, const char *path, const char *what)

@@ -12,12 +12,12 @@
 #include "ctld/job.h"
 #include "ctld/step.h"
 
-#include "common/acct_record.h"
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/jobstate.h"
-#include "common/log.h"
-#include "common/store.h"
+#include "common/conf/conf.h"
+#include "common/job/jobstate.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
+#include "ctld/acct_record.h"
+#include "ctld/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>

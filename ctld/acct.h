@@ -4,7 +4,7 @@
 #ifndef TESSERA_CTLD_ACCT_H
 #define TESSERA_CTLD_ACCT_H
 
-#include "common/rpc_server.h"
+#include "common/rpc/rpc_server.h"
 
 #include <time.h>
 

@@ -6,7 +6,7 @@
 #ifndef TESSERA_CTLD_CTLD_H
 #define TESSERA_CTLD_CTLD_H
 
-#include "common/rpc_server.h"
+#include "common/rpc/rpc_server.h"
 #include "ctld/job.h"
 #include "ctld/node.h"
 
@@ -79,7 +79,7 @@ struct ctld {
     struct activation *activations;   /* standing activation verdicts (filter_activate.c) */
 
     /* user and group names: every name the loop needs comes from here, so a slow NSS
-     * costs a lookup per id every few minutes, not one per job (common/namecache.h) */
+     * costs a lookup per id every few minutes, not one per job (common/util/namecache.h) */
     struct namecache *names;
 };
 

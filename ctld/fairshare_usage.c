@@ -16,14 +16,14 @@
 #include "ctld/ctld.h"
 #include "ctld/job.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/fairshare.h"
-#include "common/log.h"
-#include "common/namecache.h"
-#include "common/policy.h"
-#include "common/rpc_server.h"
-#include "common/store.h"
+#include "common/conf/conf.h"
+#include "common/rpc/rpc_server.h"
+#include "common/sched/fairshare.h"
+#include "common/sched/policy.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
+#include "common/util/namecache.h"
+#include "ctld/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,8 +3,8 @@
 #ifndef TESSERA_CTLD_FILTER_ACTIVATE_H
 #define TESSERA_CTLD_FILTER_ACTIVATE_H
 
-#include "common/sched.h"
-#include "common/select.h"
+#include "common/sched/sched.h"
+#include "common/sched/select.h"
 
 #include <stddef.h>
 #include <stdint.h>

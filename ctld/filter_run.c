@@ -9,10 +9,10 @@
 
 #include "ctld/ctld.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/loop.h"
+#include "common/conf/conf.h"
+#include "common/net/loop.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -15,11 +15,11 @@
 #include "ctld/job.h"
 #include "ctld/rpc.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/jobjson.h"
-#include "common/log.h"
-#include "common/pbutil.h"
+#include "common/conf/conf.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
+#include "common/util/pbutil.h"
+#include "ctld/jobjson.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -3,7 +3,7 @@
 #ifndef TESSERA_CTLD_FILTER_SUBMIT_H
 #define TESSERA_CTLD_FILTER_SUBMIT_H
 
-#include "common/rpc_server.h"
+#include "common/rpc/rpc_server.h"
 
 #include <sys/types.h>
 

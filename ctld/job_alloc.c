@@ -19,11 +19,11 @@
 #include "ctld/rpc.h"
 #include "ctld/store_guard.h"
 
-#include "common/errors.h"
-#include "common/jobstate.h"
-#include "common/log.h"
-#include "common/loop.h"
-#include "common/store.h"
+#include "common/job/jobstate.h"
+#include "common/net/loop.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
+#include "ctld/store.h"
 
 #include <stdlib.h>
 #include <sys/wait.h>

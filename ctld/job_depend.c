@@ -23,10 +23,10 @@
 #include "ctld/ctld.h"
 #include "ctld/job.h"
 
-#include "common/errors.h"
-#include "common/hashmap.h"
-#include "common/jobid.h"
-#include "common/jobstate.h"
+#include "common/job/jobid.h"
+#include "common/job/jobstate.h"
+#include "common/util/errors.h"
+#include "common/util/hashmap.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,9 +7,9 @@
 #include "ctld/job.h"
 #include "ctld/node.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/jobstate.h"
+#include "common/conf/conf.h"
+#include "common/job/jobstate.h"
+#include "common/util/errors.h"
 
 #include <limits.h>
 #include <protobuf-c/protobuf-c.h>

@@ -9,8 +9,8 @@
  */
 #include "ctld/job.h"
 
-#include "common/errors.h"
-#include "common/jobid.h"
+#include "common/job/jobid.h"
+#include "common/util/errors.h"
 
 static int whole_job(struct job *leader, struct job **out, size_t max, int *whole)
 {

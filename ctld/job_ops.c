@@ -7,17 +7,17 @@
  */
 #include "ctld/ctld.h"
 #include "ctld/job.h"
-#include "ctld/step.h"
 #include "ctld/node.h"
 #include "ctld/sched.h"
+#include "ctld/step.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/hashmap.h"
-#include "common/hostlist.h"
-#include "common/jobid.h"
-#include "common/jobstate.h"
-#include "common/log.h"
+#include "common/conf/conf.h"
+#include "common/job/jobid.h"
+#include "common/job/jobstate.h"
+#include "common/text/hostlist.h"
+#include "common/util/errors.h"
+#include "common/util/hashmap.h"
+#include "common/util/log.h"
 
 #include <signal.h>
 #include <stdio.h>

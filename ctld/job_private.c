@@ -6,9 +6,9 @@
 #include "ctld/job.h"
 #include "ctld/rpc.h"
 
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/rpc_server.h"
+#include "common/rpc/rpc_server.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
 
 #include <stdlib.h>
 

@@ -6,27 +6,28 @@
  * before the launch leaves, so a controller killed in between restarts with the job
  * RUNNING and learns from the node daemon whether its script runs.
  */
-#include "ctld/ctld.h"
 #include "ctld/acct.h"
+#include "ctld/ctld.h"
 #include "ctld/fairshare_usage.h"
 #include "ctld/job.h"
 #include "ctld/node.h"
 #include "ctld/sched.h"
 #include "ctld/step.h"
 
-#include "common/acctusage.h"
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/hostlist.h"
-#include "common/jobenv.h"
-#include "common/jobfmt.h"
-#include "common/jobstate.h"
-#include "common/log.h"
-#include "common/namecache.h"
-#include "common/pbutil.h"
-#include "common/rpc_peer.h"
-#include "common/select.h"
-#include "common/store.h"
+#include "common/conf/conf.h"
+#include "common/job/acctusage.h"
+#include "common/job/jobenv.h"
+#include "common/job/jobstate.h"
+#include "common/job/jobtime.h"
+#include "common/job/stdpath.h"
+#include "common/rpc/rpc_peer.h"
+#include "common/sched/select.h"
+#include "common/text/hostlist.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
+#include "common/util/namecache.h"
+#include "common/util/pbutil.h"
+#include "ctld/store.h"
 
 #include <signal.h>
 #include <stdio.h>
@@ -370,7 +371,7 @@ static void check_warning(struct ctld *c, struct job *j, time_t now)
     if (!d->has_warn_signal || r->warn_signal_sent)
         return;
     int64_t secs = d->has_warn_secs ? d->warn_secs : JOB_WARN_SECS_DEFAULT;
-    if (jobfmt_time_used(r, now) < r->time_limit - secs)
+    if (jobtime_used(r, now) < r->time_limit - secs)
         return;
     r->warn_signal_sent = 1;
     job_save(c, j);
@@ -392,7 +393,7 @@ void job_check_time_limits(struct ctld *c, time_t now)
         if (r->state != TESSERA__JOB_STATE__JOB_RUNNING || r->time_limit < 0 || r->end_pending)
             continue;
         check_warning(c, j, now);
-        if (jobfmt_time_used(r, now) < r->time_limit)
+        if (jobtime_used(r, now) < r->time_limit)
             continue;
         log_info("job %u: time limit exhausted", r->job_id);
         /* each component keeps its own limit; the leader's is the whole job's */
@@ -412,10 +413,10 @@ void job_suspend_unit(struct ctld *c, struct job *leader, int resume)
         Tessera__JobRecord *r = j->rec;
         if (resume && r->state == TESSERA__JOB_STATE__JOB_SUSPENDED) {
             r->state = TESSERA__JOB_STATE__JOB_RUNNING;
-            r->suspend_time = now; /* counting resumes from here (jobfmt_time_used) */
+            r->suspend_time = now; /* counting resumes from here (jobtime_used) */
         } else if (!resume && r->state == TESSERA__JOB_STATE__JOB_RUNNING) {
             fairshare_usage_job_stopped(c, r, now);
-            r->pre_suspend_secs = jobfmt_time_used(r, now);
+            r->pre_suspend_secs = jobtime_used(r, now);
             r->state = TESSERA__JOB_STATE__JOB_SUSPENDED;
             r->suspend_time = now;
         }
@@ -568,12 +569,12 @@ static void launch_answered(void *arg, int err, const Tessera__Response *resp)
 static int launch_paths(const Tessera__JobRecord *r, const char *uname,
                         Tessera__BatchLaunchRequest *bl)
 {
-    struct jobfmt_path_fill fill = {.user = uname, .host = r->batch_host};
-    int err = jobfmt_path_expand(r, JOBFMT_STDOUT, &fill, &bl->std_out);
+    struct stdpath_fill fill = {.user = uname, .host = r->batch_host};
+    int err = stdpath_expand(r, STDPATH_STDOUT, &fill, &bl->std_out);
     if (!err)
-        err = jobfmt_path_expand(r, JOBFMT_STDERR, &fill, &bl->std_err);
+        err = stdpath_expand(r, STDPATH_STDERR, &fill, &bl->std_err);
     if (!err && r->desc->std_in)
-        err = jobfmt_path_expand(r, JOBFMT_STDIN, &fill, &bl->std_in);
+        err = stdpath_expand(r, STDPATH_STDIN, &fill, &bl->std_in);
     else if (!err && !(bl->std_in = strdup("")))
         err = TS_ENOMEM;
     return err;

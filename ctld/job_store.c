@@ -1,13 +1,13 @@
 /* Jobs in LMDB: one JobRecord per component in the "jobs" database, keyed by the
  * component's id (8 bytes, big-endian, so cursor order is id order). */
-#include "ctld/ctld.h"
 #include "ctld/acct.h"
+#include "ctld/ctld.h"
 #include "ctld/job.h"
 #include "ctld/step.h"
 
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/store.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
+#include "ctld/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,19 +7,19 @@
 #include "ctld/node.h"
 #include "ctld/sched.h"
 
-#include "common/arith.h"
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/features.h"
-#include "common/hashmap.h"
-#include "common/hostlist.h"
-#include "common/jobfmt.h"
-#include "common/jobopt.h"
-#include "common/jobstate.h"
-#include "common/licenses.h"
-#include "common/log.h"
-#include "common/pbutil.h"
-#include "common/signame.h"
+#include "common/conf/conf.h"
+#include "common/job/jobstate.h"
+#include "common/job/stdpath.h"
+#include "common/jobopt/jobopt.h"
+#include "common/sched/features.h"
+#include "common/text/hostlist.h"
+#include "common/text/licenses.h"
+#include "common/text/signame.h"
+#include "common/util/arith.h"
+#include "common/util/errors.h"
+#include "common/util/hashmap.h"
+#include "common/util/log.h"
+#include "common/util/pbutil.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -146,7 +146,7 @@ static int check_counts(const struct conf_partition *part, const Tessera__JobDes
 }
 
 /* Could the nodes that qualify ever hold the request? Products of the user's counts
- * saturate (common/arith.h): one that overflows is larger than any cluster. */
+ * saturate (common/util/arith.h): one that overflows is larger than any cluster. */
 static int check_fit(const Tessera__JobDesc *d, const struct conf_partition *part,
                      const struct candidates *cand, const struct job_sizing *s)
 {
@@ -217,12 +217,12 @@ static int check_paths(const struct conf *conf, const struct conf_partition *par
     Tessera__JobRecord r = TESSERA__JOB_RECORD__INIT;
     r.job_id = UINT32_MAX;
     r.desc = (Tessera__JobDesc *)d;
-    struct jobfmt_path_fill fill = {.user = user, .host = longest_node_name(conf, part)};
-    static const enum jobfmt_stream streams[] = {JOBFMT_STDOUT, JOBFMT_STDERR, JOBFMT_STDIN};
+    struct stdpath_fill fill = {.user = user, .host = longest_node_name(conf, part)};
+    static const enum stdpath_stream streams[] = {STDPATH_STDOUT, STDPATH_STDERR, STDPATH_STDIN};
     int err = TS_OK;
     for (size_t i = 0; !err && i < sizeof(streams) / sizeof(streams[0]); i++) {
         char *path = NULL;
-        err = jobfmt_path_expand(&r, streams[i], &fill, &path);
+        err = stdpath_expand(&r, streams[i], &fill, &path);
         free(path);
     }
     return err;

@@ -2,8 +2,8 @@
 #include "ctld/job.h"
 #include "ctld/step.h"
 
-#include "common/errors.h"
-#include "common/hashmap.h"
+#include "common/util/errors.h"
+#include "common/util/hashmap.h"
 
 #include <stdlib.h>
 

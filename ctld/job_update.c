@@ -10,11 +10,11 @@
 #include "ctld/job.h"
 #include "ctld/sched.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/jobstate.h"
-#include "common/log.h"
-#include "common/pbutil.h"
+#include "common/conf/conf.h"
+#include "common/job/jobstate.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
+#include "common/util/pbutil.h"
 
 #include <protobuf-c/protobuf-c.h>
 #include <stdio.h>

@@ -1,11 +1,11 @@
 /* tessera-ctld -f CONF [-D] [-v]: the controller daemon. */
 #include "ctld/ctld.h"
 
-#include "common/conf.h"
-#include "common/daemon.h"
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/version.h"
+#include "common/conf/conf.h"
+#include "common/util/daemon.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
+#include "common/util/version.h"
 
 #include <fcntl.h>
 #include <getopt.h>

@@ -6,9 +6,9 @@
  * their own. Indices are 0 .. CPUs-1 of the node's configuration. */
 #include "ctld/node.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/idset.h"
+#include "common/conf/conf.h"
+#include "common/text/idset.h"
+#include "common/util/errors.h"
 
 #include <stdint.h>
 #include <stdlib.h>

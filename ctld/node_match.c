@@ -1,13 +1,13 @@
 /* Host lists users send (node queries, -w and -x, scontrol update node) matched against
  * the configured nodes: each node's name is tested against the parsed list, which is
  * never expanded, so "a...a[1-1000000]" costs its text and a pass over the nodes, not a
- * million names (common/hostlist.h, matching). */
+ * million names (common/text/hostlist.h, matching). */
 #include "ctld/ctld.h"
 #include "ctld/node.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/hostlist.h"
+#include "common/conf/conf.h"
+#include "common/text/hostlist.h"
+#include "common/util/errors.h"
 
 #include <stdlib.h>
 #include <string.h>

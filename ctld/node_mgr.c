@@ -3,17 +3,17 @@
 #include "ctld/ctld.h"
 #include "ctld/job.h"
 #include "ctld/node.h"
-#include "ctld/step.h"
 #include "ctld/sched.h"
+#include "ctld/step.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/hashmap.h"
-#include "common/jobstate.h"
-#include "common/log.h"
-#include "common/rpc_conf.h"
-#include "common/rpc_peer.h"
-#include "common/store.h"
+#include "common/conf/conf.h"
+#include "common/job/jobstate.h"
+#include "common/rpc/rpc_conf.h"
+#include "common/rpc/rpc_peer.h"
+#include "common/util/errors.h"
+#include "common/util/hashmap.h"
+#include "common/util/log.h"
+#include "ctld/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>

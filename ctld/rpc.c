@@ -1,14 +1,14 @@
 /* The controller's RPC handlers and their static table. Handlers run on the loop thread
  * with the request's proven uid and gid. */
-#include "ctld/ctld.h"
-#include "ctld/rpc.h"
 #include "ctld/acct.h"
+#include "ctld/ctld.h"
 #include "ctld/fairshare_usage.h"
+#include "ctld/rpc.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/rpc_server.h"
-#include "common/timefmt.h"
+#include "common/conf/conf.h"
+#include "common/rpc/rpc_server.h"
+#include "common/text/timefmt.h"
+#include "common/util/errors.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -3,7 +3,7 @@
 #ifndef TESSERA_CTLD_RPC_H
 #define TESSERA_CTLD_RPC_H
 
-#include "common/rpc_server.h"
+#include "common/rpc/rpc_server.h"
 
 #include <stddef.h>
 #include <stdint.h>

@@ -1,4 +1,4 @@
-/* sacct's query: the plan picks the index (common/acct_query.h), records come from the
+/* sacct's query: the plan picks the index (ctld/acct_query.h), records come from the
  * accounting databases through one read snapshot, and live components (pending ones have
  * no record; running ones change) from memory. Answers are pages in job id order. */
 #include "ctld/acct.h"
@@ -6,12 +6,12 @@
 #include "ctld/job.h"
 #include "ctld/rpc.h"
 
-#include "common/acct_query.h"
-#include "common/acct_record.h"
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/store.h"
+#include "common/conf/conf.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
+#include "ctld/acct_query.h"
+#include "ctld/acct_record.h"
+#include "ctld/store.h"
 
 #include <stdlib.h>
 #include <string.h>

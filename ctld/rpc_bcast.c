@@ -6,13 +6,13 @@
 #include "ctld/job.h"
 #include "ctld/rpc.h"
 
-#include "common/conf.h"
-#include "common/cred.h"
-#include "common/errors.h"
-#include "common/hashmap.h"
-#include "common/log.h"
-#include "common/namecache.h"
-#include "common/rpc_server.h"
+#include "common/auth/cred.h"
+#include "common/conf/conf.h"
+#include "common/rpc/rpc_server.h"
+#include "common/util/errors.h"
+#include "common/util/hashmap.h"
+#include "common/util/log.h"
+#include "common/util/namecache.h"
 
 #include <stdlib.h>
 #include <string.h>

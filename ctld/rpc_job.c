@@ -1,22 +1,22 @@
 /* RPC handlers for jobs and partitions: submit, query, actions, update. Handlers that
  * change state answer only after the change is durable (store_after_commit). */
 #include "ctld/ctld.h"
+#include "ctld/filter_submit.h"
 #include "ctld/job.h"
 #include "ctld/job_private.h"
 #include "ctld/node.h"
-#include "ctld/sched.h"
 #include "ctld/rpc.h"
-#include "ctld/filter_submit.h"
+#include "ctld/sched.h"
 #include "ctld/store_guard.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/frame.h"
-#include "common/hashmap.h"
-#include "common/jobstate.h"
-#include "common/log.h"
-#include "common/signame.h"
-#include "common/store.h"
+#include "common/conf/conf.h"
+#include "common/job/jobstate.h"
+#include "common/net/frame.h"
+#include "common/text/signame.h"
+#include "common/util/errors.h"
+#include "common/util/hashmap.h"
+#include "common/util/log.h"
+#include "ctld/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>

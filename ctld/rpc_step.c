@@ -5,10 +5,10 @@
 #include "ctld/step.h"
 #include "ctld/store_guard.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/store.h"
+#include "common/conf/conf.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
+#include "ctld/store.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,6 +1,6 @@
 /* The scheduling driver (ctld/sched.h): triggers, the view, decisions. */
-#include "ctld/sched.h"
 #include "ctld/filter_activate.h"
+#include "ctld/sched.h"
 
 #include "ctld/ctld.h"
 #include "ctld/job.h"
@@ -8,18 +8,18 @@
 #include "ctld/sched_int.h"
 #include "ctld/store_guard.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/hashmap.h"
-#include "common/hostlist.h"
-#include "common/jobstate.h"
-#include "common/log.h"
-#include "common/loop.h"
-#include "common/pbutil.h"
-#include "common/plugin.h"
-#include "common/priority.h"
-#include "common/sched.h"
-#include "common/select.h"
+#include "common/conf/conf.h"
+#include "common/job/jobstate.h"
+#include "common/net/loop.h"
+#include "common/sched/priority.h"
+#include "common/sched/sched.h"
+#include "common/sched/select.h"
+#include "common/text/hostlist.h"
+#include "common/util/errors.h"
+#include "common/util/hashmap.h"
+#include "common/util/log.h"
+#include "common/util/pbutil.h"
+#include "common/util/plugin.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,8 +7,8 @@
 #ifndef TESSERA_CTLD_SCHED_INT_H
 #define TESSERA_CTLD_SCHED_INT_H
 
-#include "common/sched.h"
-#include "common/select.h"
+#include "common/sched/sched.h"
+#include "common/sched/select.h"
 #include "tessera.pb-c.h"
 
 #include <stddef.h>

@@ -10,10 +10,10 @@
 #include "ctld/ctld.h"
 #include "ctld/job.h"
 
-#include "common/arith.h"
-#include "common/conf.h"
-#include "common/hashmap.h"
-#include "common/jobstate.h"
+#include "common/conf/conf.h"
+#include "common/job/jobstate.h"
+#include "common/util/arith.h"
+#include "common/util/hashmap.h"
 
 #include <stdint.h>
 #include <stdlib.h>

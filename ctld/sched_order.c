@@ -14,14 +14,14 @@
 #include "ctld/fairshare_usage.h"
 #include "ctld/job.h"
 
-#include "common/arith.h"
-#include "common/conf.h"
-#include "common/dedicated.h"
-#include "common/errors.h"
-#include "common/fairshare.h"
-#include "common/jobstate.h"
-#include "common/policy.h"
-#include "common/priority.h"
+#include "common/conf/conf.h"
+#include "common/job/jobstate.h"
+#include "common/sched/dedicated.h"
+#include "common/sched/fairshare.h"
+#include "common/sched/policy.h"
+#include "common/sched/priority.h"
+#include "common/util/arith.h"
+#include "common/util/errors.h"
 
 #include <stdint.h>
 #include <stdlib.h>

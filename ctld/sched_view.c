@@ -1,14 +1,14 @@
 /* The scheduler's snapshot of the controller's state (ctld/sched_int.h). */
-#include "ctld/sched_int.h"
 #include "ctld/filter_activate.h"
+#include "ctld/sched_int.h"
 
 #include "ctld/ctld.h"
 #include "ctld/job.h"
 #include "ctld/node.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/jobstate.h"
+#include "common/conf/conf.h"
+#include "common/job/jobstate.h"
+#include "common/util/errors.h"
 
 #include <stdlib.h>
 #include <string.h>

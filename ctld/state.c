@@ -5,11 +5,11 @@
  * FirstJobId then no longer matters, so ids never repeat across restarts. */
 #include "ctld/ctld.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/store.h"
-#include "common/store_file.h"
+#include "common/conf/conf.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
+#include "ctld/store.h"
+#include "ctld/store_file.h"
 #include "tessera.pb-c.h"
 
 #include <errno.h>

@@ -4,11 +4,11 @@
 #include "ctld/ctld.h"
 #include "ctld/sched.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/rpc_server.h"
-#include "common/store.h"
+#include "common/conf/conf.h"
+#include "common/rpc/rpc_server.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
+#include "ctld/store.h"
 
 /* Below StateMinFreeMB? Logged once when it starts and once when it ends. Read at every
  * submission: one fstatvfs, cheap next to the commit the submission costs. */

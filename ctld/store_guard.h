@@ -1,7 +1,7 @@
 /* Whether the controller takes changes now, decided in one place (ctld/store_guard.c).
  *
  * A change is only acknowledged once it is durable, and the store retries a failed commit
- * until it succeeds (common/store.h). While it fails, new changes could only pile up in
+ * until it succeeds (ctld/store.h). While it fails, new changes could only pile up in
  * memory behind it, so they are refused at the door: requests that change state get
  * TS_ESTORE_FAILING, and the scheduler starts nothing. New work (submissions) is also
  * refused while the file system of StateSaveLocation has less than StateMinFreeMB free

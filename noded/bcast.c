@@ -18,12 +18,12 @@
 #include "noded/noded.h"
 #include "noded/revoked.h"
 
-#include "common/conf.h"
-#include "common/cred.h"
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/loop.h"
-#include "common/rpc_server.h"
+#include "common/auth/cred.h"
+#include "common/conf/conf.h"
+#include "common/net/loop.h"
+#include "common/rpc/rpc_server.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -6,7 +6,7 @@
 #ifndef TESSERA_NODED_DEADLINE_H
 #define TESSERA_NODED_DEADLINE_H
 
-#include "common/loop.h"
+#include "common/net/loop.h"
 
 #include <stdint.h>
 

@@ -12,7 +12,7 @@
  * A restarted daemon adopts a waiter that still runs, and reports an end it recorded.
  *
  * The waiter is forked from a threaded daemon and does not exec: it makes system calls
- * only (common/safefs.h's async-signal-safe functions, stepstatus_format). It starts the
+ * only (common/util/safefs.h's async-signal-safe functions, stepstatus_format). It starts the
  * script only once the daemon has recorded it (a byte on a pipe), so no script runs that
  * a restarted daemon could not find.
  */
@@ -22,12 +22,12 @@
 #include "noded/spool.h"
 #include "noded/stepstatus.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/hashmap.h"
-#include "common/log.h"
-#include "common/loop.h"
-#include "common/safefs.h"
+#include "common/conf/conf.h"
+#include "common/net/loop.h"
+#include "common/util/errors.h"
+#include "common/util/hashmap.h"
+#include "common/util/log.h"
+#include "common/util/safefs.h"
 
 #include <errno.h>
 #include <fcntl.h>

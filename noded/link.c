@@ -10,13 +10,13 @@
 #include "noded/noded.h"
 #include "noded/stepstatus.h"
 
-#include "common/conf.h"
-#include "common/cred.h"
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/loop.h"
-#include "common/rpc_conf.h"
-#include "common/rpc_peer.h"
+#include "common/auth/cred.h"
+#include "common/conf/conf.h"
+#include "common/net/loop.h"
+#include "common/rpc/rpc_conf.h"
+#include "common/rpc/rpc_peer.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
 
 #include <signal.h>
 #include <stdlib.h>

@@ -1,7 +1,7 @@
 /* A batch script's login environment: see loginenv.h. */
 #include "noded/loginenv.h"
 
-#include "common/errors.h"
+#include "common/util/errors.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,11 +1,11 @@
 /* tessera-noded -f CONF -N NODENAME [-D] [-v]: the node daemon. */
 #include "noded/noded.h"
 
-#include "common/conf.h"
-#include "common/daemon.h"
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/version.h"
+#include "common/conf/conf.h"
+#include "common/util/daemon.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
+#include "common/util/version.h"
 
 #include <getopt.h>
 #include <limits.h>

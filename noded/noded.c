@@ -2,15 +2,15 @@
 #include "noded/noded.h"
 #include "noded/spool.h"
 
-#include "common/auth.h"
-#include "common/conf.h"
-#include "common/daemon.h"
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/loop.h"
-#include "common/rpc_conf.h"
-#include "common/rpc_peer.h"
-#include "common/rpc_server.h"
+#include "common/auth/auth.h"
+#include "common/conf/conf.h"
+#include "common/net/loop.h"
+#include "common/rpc/rpc_conf.h"
+#include "common/rpc/rpc_peer.h"
+#include "common/rpc/rpc_server.h"
+#include "common/util/daemon.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
 
 #include <errno.h>
 #include <signal.h>

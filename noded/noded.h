@@ -15,7 +15,7 @@
 
 #include "noded/deadline.h"
 
-#include "common/rpc_server.h"
+#include "common/rpc/rpc_server.h"
 #include "tessera.pb-c.h"
 
 #include <stddef.h>

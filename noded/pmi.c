@@ -8,11 +8,11 @@
  */
 #include "noded/pmi.h"
 
-#include "common/errors.h"
-#include "common/hashmap.h"
-#include "common/log.h"
-#include "common/loop.h"
-#include "common/outbuf.h"
+#include "common/net/loop.h"
+#include "common/net/outbuf.h"
+#include "common/util/errors.h"
+#include "common/util/hashmap.h"
+#include "common/util/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -45,7 +45,7 @@ struct pmi;
  * "rc=-1 msg=kvs_full", a barrier whose pairs would not fit ends with
  * "barrier_out rc=-1 msg=kvs_full" for its tasks. The bytes are those of keys and values;
  * the whole KVS travels to srun and back in one message at every barrier, so it stays
- * well below a frame (common/frame.h). The step daemon, which runs as root, holds the
+ * well below a frame (common/net/frame.h). The step daemon, which runs as root, holds the
  * KVS and a copy of the pairs put here since the last barrier: two caps' worth at most. */
 #define PMI_KVS_MAX_PAIRS 131072u
 #define PMI_KVS_MAX_BYTES (8u << 20)

@@ -1,7 +1,7 @@
 /* Processes as /proc describes them (noded/procinfo.h). */
 #include "noded/procinfo.h"
 
-#include "common/errors.h"
+#include "common/util/errors.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -14,10 +14,10 @@
 #include "noded/reportfile.h"
 #include "noded/stepstatus.h"
 
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/loop.h"
-#include "common/rpc_peer.h"
+#include "common/net/loop.h"
+#include "common/rpc/rpc_peer.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
 
 #include <stdio.h>
 #include <stdlib.h>

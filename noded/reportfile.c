@@ -1,8 +1,8 @@
 /* End reports in the state folder (noded/reportfile.h). */
 #include "noded/reportfile.h"
 
-#include "common/errors.h"
-#include "common/safefs.h"
+#include "common/util/errors.h"
+#include "common/util/safefs.h"
 
 #include <errno.h>
 #include <inttypes.h>

@@ -3,8 +3,8 @@
  * scan. A job revoked again gets a new entry; its older one is dropped when it comes up. */
 #include "noded/revoked.h"
 
-#include "common/errors.h"
-#include "common/hashmap.h"
+#include "common/util/errors.h"
+#include "common/util/hashmap.h"
 
 #include <stdlib.h>
 #include <string.h>

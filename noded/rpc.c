@@ -4,10 +4,10 @@
  * controller) and sbcast's blocks (anyone: the signed credential decides). */
 #include "noded/noded.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/rpc_server.h"
+#include "common/conf/conf.h"
+#include "common/rpc/rpc_server.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
 
 #include <signal.h>
 #include <stdio.h>

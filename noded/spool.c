@@ -5,11 +5,11 @@
 #include "noded/procinfo.h"
 #include "noded/stepstatus.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/hashmap.h"
-#include "common/log.h"
-#include "common/safefs.h"
+#include "common/conf/conf.h"
+#include "common/util/errors.h"
+#include "common/util/hashmap.h"
+#include "common/util/log.h"
+#include "common/util/safefs.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -1,6 +1,6 @@
 /* The node daemon's spool: its folder under SpoolDir, the users' batch scripts there, and
  * the daemon's own records in a folder only it can enter. Root works here through folder
- * fds and never follows a link (common/safefs.h); nothing a user can write is ever read
+ * fds and never follows a link (common/util/safefs.h); nothing a user can write is ever read
  * or written by root.
  *
  *     SpoolDir/<node>/        the daemon's (0755): checked at start-up, owned by the

@@ -30,13 +30,13 @@
 #include "noded/spool.h"
 #include "noded/stepstatus.h"
 
-#include "common/conf.h"
-#include "common/cred.h"
-#include "common/errors.h"
-#include "common/hashmap.h"
-#include "common/log.h"
-#include "common/loop.h"
-#include "common/steplayout.h"
+#include "common/auth/cred.h"
+#include "common/conf/conf.h"
+#include "common/job/steplayout.h"
+#include "common/net/loop.h"
+#include "common/util/errors.h"
+#include "common/util/hashmap.h"
+#include "common/util/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

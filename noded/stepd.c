@@ -6,13 +6,13 @@
 #include "noded/pmi.h"
 #include "noded/stepstatus.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/loop.h"
-#include "common/rpc_conf.h"
-#include "common/rpc_peer.h"
-#include "common/steplayout.h"
+#include "common/conf/conf.h"
+#include "common/job/steplayout.h"
+#include "common/net/loop.h"
+#include "common/rpc/rpc_conf.h"
+#include "common/rpc/rpc_peer.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
 
 #include <errno.h>
 #include <signal.h>

@@ -17,7 +17,7 @@
 
 #include "noded/deadline.h"
 
-#include "common/linelabel.h"
+#include "common/text/linelabel.h"
 
 #include "tessera.pb-c.h"
 

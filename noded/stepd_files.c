@@ -8,8 +8,8 @@
  */
 #include "noded/stepd.h"
 
-#include "common/errors.h"
-#include "common/log.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

@@ -8,10 +8,10 @@
  */
 #include "noded/stepd.h"
 
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/loop.h"
-#include "common/rpc_peer.h"
+#include "common/net/loop.h"
+#include "common/rpc/rpc_peer.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
 
 #include <errno.h>
 #include <stdlib.h>

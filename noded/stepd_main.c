@@ -5,12 +5,12 @@
  */
 #include "noded/stepd.h"
 
-#include "common/conf.h"
-#include "common/daemon.h"
-#include "common/errors.h"
-#include "common/log.h"
-#include "common/loop.h"
-#include "common/steplayout.h"
+#include "common/conf/conf.h"
+#include "common/job/steplayout.h"
+#include "common/net/loop.h"
+#include "common/util/daemon.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
 
 #include <errno.h>
 #include <fcntl.h>

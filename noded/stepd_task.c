@@ -4,12 +4,12 @@
  */
 #include "noded/stepd.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/jobfmt.h"
-#include "common/log.h"
-#include "common/multiprog.h"
-#include "common/stepenv.h"
+#include "common/conf/conf.h"
+#include "common/job/multiprog.h"
+#include "common/job/stdpath.h"
+#include "common/job/stepenv.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -48,7 +48,7 @@ static int task_path(const struct stepd *sd, const struct sd_task *t, const char
     if (!pattern || !*pattern)
         return (*out = strdup("")) ? TS_OK : TS_ENOMEM;
     const Tessera__StepLayout *l = sd->layout;
-    struct jobfmt_pattern_values v = JOBFMT_PATTERN_VALUES_INIT;
+    struct stdpath_values v = STDPATH_VALUES_INIT;
     v.job_id = sd->step_job_id;
     v.step_id = l->step_id;
     v.task_id = t->rank;
@@ -56,7 +56,7 @@ static int task_path(const struct stepd *sd, const struct sd_task *t, const char
     v.host = sd->node;
     v.user = l->user_name;
     v.final = 1;
-    return jobfmt_pattern_expand(pattern, sd->launch->work_dir, &v, JOBFMT_PATH_MAX - 1, out);
+    return stdpath_pattern_expand(pattern, sd->launch->work_dir, &v, STDPATH_MAX - 1, out);
 }
 
 /* The index of (path, flags) in the step's files, added when new; -1 for "" (none). */
@@ -96,7 +96,7 @@ static int task_files(struct stepd *sd, struct sd_task *t)
 }
 
 /* --multi-prog: each task's argv from the configuration text, parsed again here with the
- * same bounds srun applied, since the sender is not trusted (common/multiprog.h). */
+ * same bounds srun applied, since the sender is not trusted (common/job/multiprog.h). */
 static int multi_prog_argvs(struct stepd *sd, char *errbuf, size_t errlen)
 {
     const Tessera__StepLaunchRequest *lr = sd->launch;

@@ -2,8 +2,8 @@
  */
 #include "noded/stepstatus.h"
 
-#include "common/errors.h"
-#include "common/safefs.h"
+#include "common/util/errors.h"
+#include "common/util/safefs.h"
 
 #include <errno.h>
 #include <stdio.h>

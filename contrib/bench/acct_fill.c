@@ -10,10 +10,10 @@
  * group commit in batches of 10,000, with the acct_by_end index and the counters the
  * controller keeps (next job id after the last, the longest span). Start the controller
  * on DIR afterwards. Prints how long writing took. */
-#include "common/acct_record.h"
-#include "common/errors.h"
-#include "common/loop.h"
-#include "common/store.h"
+#include "common/net/loop.h"
+#include "common/util/errors.h"
+#include "ctld/acct_record.h"
+#include "ctld/store.h"
 
 #include <getopt.h>
 #include <stdint.h>

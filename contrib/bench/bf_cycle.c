@@ -29,10 +29,10 @@
  * tab-separated row per cycle, starting with LABEL, and the other lines after "# ", for
  * contrib/bench/backfill.sh.
  */
-#include "common/errors.h"
-#include "common/plugin.h"
-#include "common/sched.h"
-#include "common/select.h"
+#include "common/sched/sched.h"
+#include "common/sched/select.h"
+#include "common/util/errors.h"
+#include "common/util/plugin.h"
 
 #include <getopt.h>
 #include <stdint.h>

@@ -3,8 +3,8 @@
 #include "contrib/sim/sim.h"
 #include "contrib/sim/swf.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
+#include "common/conf/conf.h"
+#include "common/util/errors.h"
 
 #include <errno.h>
 #include <getopt.h>

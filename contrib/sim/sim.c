@@ -2,7 +2,7 @@
 #include "contrib/sim/sim.h"
 #include "contrib/sim/sim_policy.h"
 
-#include "common/errors.h"
+#include "common/util/errors.h"
 
 #include <stdio.h>
 #include <stdlib.h>

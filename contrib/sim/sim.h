@@ -16,11 +16,11 @@
 #ifndef TESSERA_CONTRIB_SIM_SIM_H
 #define TESSERA_CONTRIB_SIM_SIM_H
 
-#include "common/fairshare.h"
-#include "common/policy.h"
-#include "common/priority.h"
-#include "common/sched.h"
-#include "common/select.h"
+#include "common/sched/fairshare.h"
+#include "common/sched/policy.h"
+#include "common/sched/priority.h"
+#include "common/sched/sched.h"
+#include "common/sched/select.h"
 #include "contrib/sim/swf.h"
 
 #include <stddef.h>

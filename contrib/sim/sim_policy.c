@@ -3,9 +3,9 @@
  * the trace's users and groups and simulated time. Holidays and dedicated time are not simulated: one period's values. */
 #include "contrib/sim/sim_policy.h"
 
-#include "common/errors.h"
-#include "common/fairshare.h"
-#include "common/policy.h"
+#include "common/sched/fairshare.h"
+#include "common/sched/policy.h"
+#include "common/util/errors.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -2,8 +2,8 @@
  * (contrib/sim/sim.h). */
 #include "contrib/sim/sim.h"
 
-#include "common/errors.h"
-#include "common/plugin.h"
+#include "common/util/errors.h"
+#include "common/util/plugin.h"
 
 #include <stdio.h>
 #include <stdlib.h>

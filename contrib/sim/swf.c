@@ -1,7 +1,7 @@
 /* The SWF reader (contrib/sim/swf.h). */
 #include "contrib/sim/swf.h"
 
-#include "common/errors.h"
+#include "common/util/errors.h"
 
 #include <errno.h>
 #include <math.h>

@@ -1,8 +1,8 @@
 /* priority/basic: Slurm's plain order whatever the policy file says: the highest priority
  * (age, nice, size) first, then the lower job id; every waiting unit holds the later ones
  * back (nobody is greedy). */
-#include "common/errors.h"
-#include "common/priority.h"
+#include "common/sched/priority.h"
+#include "common/util/errors.h"
 
 #include <string.h>
 

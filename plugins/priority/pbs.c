@@ -1,9 +1,9 @@
 /* priority/pbs: the PBS-style policy file (SPEC 2.2, docs/policies.md). With a policy the
- * units are ordered by common/policy_order.c (queues, starving units, sort keys, fair
+ * units are ordered by common/sched/policy_order.c (queues, starving units, sort keys, fair
  * share, round robin) and, with strict_fifo off, every unit but the starving ones is
  * greedy. Without a policy file: the default order, nobody greedy. */
-#include "common/errors.h"
-#include "common/priority.h"
+#include "common/sched/priority.h"
+#include "common/util/errors.h"
 
 #include <string.h>
 

@@ -1,5 +1,5 @@
 /* sched/backfill: the default scheduler. A plan of CPU and memory use per node over time
- * (common/plan.h) lets lower-priority jobs start in the gaps, never delaying the
+ * (common/sched/plan.h) lets lower-priority jobs start in the gaps, never delaying the
  * reservations of the jobs ahead of them (SPEC 2.3), and heterogeneous jobs are planned
  * with SPEC 1.4's two alternating modes. docs/backfill.md describes the rules.
  *
@@ -39,11 +39,11 @@
  * When its filter may be asked again (sched_unit.retry) the unit is decided as usual,
  * except a failed one; a blocking one still blocks the units after it.
  */
-#include "common/arith.h"
-#include "common/errors.h"
-#include "common/hashmap.h"
-#include "common/plan.h"
-#include "common/sched.h"
+#include "common/sched/plan.h"
+#include "common/sched/sched.h"
+#include "common/util/arith.h"
+#include "common/util/errors.h"
+#include "common/util/hashmap.h"
 
 #include <stdio.h>
 #include <stdlib.h>

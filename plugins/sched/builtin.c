@@ -13,8 +13,8 @@
  * reserving one keeps its resources (taken off the view) and the others go on, a held one
  * waits holding nothing, a failed one is failed.
  */
-#include "common/errors.h"
-#include "common/sched.h"
+#include "common/sched/sched.h"
+#include "common/util/errors.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,7 +1,7 @@
 /* select/consumable: CPUs and memory of a node are consumable, so several jobs share a node
  * as long as both remain (Slurm's select/cons_tres with CR_Core_Memory, at CPU granularity).
  *
- * Rules (see common/select.h for the contract):
+ * Rules (see common/sched/select.h for the contract):
  *
  * - A node is usable for a request when it is available, not held by an --exclusive job, in
  *   req->eligible, matches req->constraint, and, for an --exclusive request, is empty (no job,
@@ -42,9 +42,9 @@
  * het_search). The plugin keeps no state and reads no clock; ties are broken by node index
  * so the same view and requests always give the same placement.
  */
-#include "common/arith.h"
-#include "common/features.h"
-#include "common/select.h"
+#include "common/sched/features.h"
+#include "common/sched/select.h"
+#include "common/util/arith.h"
 
 #include <stdint.h>
 #include <stdlib.h>

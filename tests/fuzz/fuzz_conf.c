@@ -1,8 +1,8 @@
 /* libFuzzer target: the tessera.conf parser on arbitrary text. A configuration that
  * parses must be usable: every node a partition names exists, and its entries can be
  * listed. */
-#include "common/conf.h"
-#include "common/errors.h"
+#include "common/conf/conf.h"
+#include "common/util/errors.h"
 
 #include <stdint.h>
 #include <stdlib.h>

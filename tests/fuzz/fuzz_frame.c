@@ -3,9 +3,9 @@
  * is unpacked as an Envelope, checked against a session, and its body unpacked as a
  * Request and a Response. Nothing may crash, leak or read out of bounds, and the reader
  * must never hold more than its maximum. */
-#include "common/errors.h"
-#include "common/frame.h"
-#include "common/wire.h"
+#include "common/net/frame.h"
+#include "common/net/wire.h"
+#include "common/util/errors.h"
 
 #include <stdint.h>
 #include <stdlib.h>

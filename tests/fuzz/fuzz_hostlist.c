@@ -6,8 +6,8 @@
  * expands to the same names in the same order, before and after hostlist_uniq; its
  * pattern must contain every name, name no other (tried: each name with a character
  * added or dropped), and count at least as many distinct names as there are. */
-#include "common/errors.h"
-#include "common/hostlist.h"
+#include "common/text/hostlist.h"
+#include "common/util/errors.h"
 
 #include <stddef.h>
 #include <stdint.h>

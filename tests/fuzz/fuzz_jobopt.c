@@ -2,8 +2,8 @@
  * input is "argument\nargument\n...\n\0script": words up to a NUL byte become sbatch's
  * argv (one per line), the rest its script. A parse that succeeds must give at least one
  * component, each with a name and a work_dir; one that fails must say why. */
-#include "common/errors.h"
-#include "common/jobopt.h"
+#include "common/jobopt/jobopt.h"
+#include "common/util/errors.h"
 
 #include <stdint.h>
 #include <stdlib.h>

@@ -4,7 +4,7 @@
 #include <stdint.h>
 #include <string.h>
 
-#include "common/multiprog.h"
+#include "common/job/multiprog.h"
 
 int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size);
 

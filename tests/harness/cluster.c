@@ -1,7 +1,7 @@
 #include "cluster.h"
 
-#include "common/errors.h"
-#include "common/rpc_client.h"
+#include "common/rpc/rpc_client.h"
+#include "common/util/errors.h"
 
 #include <dirent.h>
 #include <signal.h>

@@ -1,7 +1,7 @@
 #include "harness.h"
 
-#include "common/auth.h"
-#include "common/errors.h"
+#include "common/auth/auth.h"
+#include "common/util/errors.h"
 
 #include <dirent.h>
 #include <errno.h>

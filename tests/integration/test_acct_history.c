@@ -21,10 +21,10 @@
 #include <cmocka.h>
 
 #include "cmdcheck.h"
-#include "common/acct_record.h"
-#include "common/errors.h"
-#include "common/loop.h"
-#include "common/store.h"
+#include "common/net/loop.h"
+#include "common/util/errors.h"
+#include "ctld/acct_record.h"
+#include "ctld/store.h"
 
 #define DAY 86400
 

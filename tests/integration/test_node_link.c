@@ -9,10 +9,10 @@
  */
 #include "cluster.h"
 
-#include "common/errors.h"
-#include "common/loop.h"
-#include "common/rpc_client.h"
-#include "common/rpc_server.h"
+#include "common/net/loop.h"
+#include "common/rpc/rpc_client.h"
+#include "common/rpc/rpc_server.h"
+#include "common/util/errors.h"
 
 #include <setjmp.h>
 #include <signal.h>

@@ -16,8 +16,8 @@
  */
 #include "cluster.h"
 
-#include "common/errors.h"
-#include "common/rpc_client.h"
+#include "common/rpc/rpc_client.h"
+#include "common/util/errors.h"
 
 #include <errno.h>
 #include <fcntl.h>

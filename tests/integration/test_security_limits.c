@@ -14,8 +14,8 @@
  */
 #include "cluster.h"
 
-#include "common/errors.h"
-#include "common/rpc_client.h"
+#include "common/rpc/rpc_client.h"
+#include "common/util/errors.h"
 
 #include <grp.h>
 #include <setjmp.h>

@@ -14,11 +14,11 @@
  */
 #include "cluster.h"
 
-#include "common/auth.h"
-#include "common/errors.h"
-#include "common/frame.h"
-#include "common/rpc_server.h"
-#include "common/wire.h"
+#include "common/auth/auth.h"
+#include "common/net/frame.h"
+#include "common/net/wire.h"
+#include "common/rpc/rpc_server.h"
+#include "common/util/errors.h"
 
 #include <arpa/inet.h>
 #include <dirent.h>

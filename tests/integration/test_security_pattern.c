@@ -26,10 +26,10 @@
 
 #include "cmdcheck.h"
 
-#include "common/errors.h"
-#include "common/loop.h"
-#include "common/rpc_client.h"
-#include "common/store.h"
+#include "common/net/loop.h"
+#include "common/rpc/rpc_client.h"
+#include "common/util/errors.h"
+#include "ctld/store.h"
 
 #define NOBODY 65534
 #define HOST "nodename0001" /* 12 characters */

@@ -17,8 +17,8 @@
  */
 #include "cluster.h"
 
-#include "common/errors.h"
-#include "common/store_file.h"
+#include "common/util/errors.h"
+#include "ctld/store_file.h"
 #include "noded/pmi.h"
 
 #include <errno.h>

@@ -20,8 +20,8 @@
 
 #include "cmdcheck.h"
 
-#include "common/errors.h"
-#include "common/rpc_client.h"
+#include "common/rpc/rpc_client.h"
+#include "common/util/errors.h"
 
 #define NODES 4
 #define NOBODY 65534

@@ -6,9 +6,9 @@
  */
 #include "cluster.h"
 
-#include "common/cred.h"
-#include "common/errors.h"
-#include "common/rpc_client.h"
+#include "common/auth/cred.h"
+#include "common/rpc/rpc_client.h"
+#include "common/util/errors.h"
 
 #include <setjmp.h>
 #include <signal.h>

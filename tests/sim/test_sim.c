@@ -3,7 +3,7 @@
  * scheduler, policies as parameter strings, and the command itself. */
 #include "contrib/sim/sim.h"
 
-#include "common/errors.h"
+#include "common/util/errors.h"
 #include "harness.h"
 
 #include <limits.h>

@@ -3,7 +3,7 @@
  * shorter than it did, the machine is never over-full, and utilisation is in (0, 1]. */
 #include "contrib/sim/sim.h"
 
-#include "common/errors.h"
+#include "common/util/errors.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

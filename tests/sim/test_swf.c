@@ -2,7 +2,7 @@
  * the header's machine size, malformed lines, and plain and gzip files alike. */
 #include "contrib/sim/swf.h"
 
-#include "common/errors.h"
+#include "common/util/errors.h"
 #include "harness.h"
 
 #include <limits.h>

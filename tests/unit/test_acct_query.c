@@ -1,4 +1,4 @@
-/* Unit tests for sacct's question as the controller answers it (common/acct_query.c):
+/* Unit tests for sacct's question as the controller answers it (ctld/acct_query.c):
  * SPEC 1.6's -j rules with --whole-hetjob, the filters, Slurm's time window and the
  * plan. */
 #include <setjmp.h>
@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "common/acct_query.h"
-#include "common/errors.h"
+#include "common/util/errors.h"
+#include "ctld/acct_query.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,4 +1,4 @@
-/* Unit tests for accounting records (common/acct_record.c): key layout and order, records
+/* Unit tests for accounting records (ctld/acct_record.c): key layout and order, records
  * built from live ones, the batch script's step, and packing. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "common/acct_record.h"
+#include "ctld/acct_record.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -8,9 +8,9 @@
 
 #include <cmocka.h>
 
-#include "common/acctfmt.h"
-#include "common/errors.h"
-#include "common/jobfmt.h"
+#include "common/format/acctfmt.h"
+#include "common/format/jobfmt.h"
+#include "common/util/errors.h"
 
 #include <jansson.h>
 #include <stdio.h>

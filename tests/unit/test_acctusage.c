@@ -1,6 +1,6 @@
-/* Usage combined over a step's nodes and copied for a batch script (common/acctusage.c). */
-#include "common/acctusage.h"
-#include "common/errors.h"
+/* Usage combined over a step's nodes and copied for a batch script (common/job/acctusage.c). */
+#include "common/job/acctusage.h"
+#include "common/util/errors.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Unit tests for common/arith.h: products of user-chosen counts never wrap. */
+/* Unit tests for common/util/arith.h: products of user-chosen counts never wrap. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,7 +6,7 @@
 
 #include <cmocka.h>
 
-#include "common/arith.h"
+#include "common/util/arith.h"
 
 static void test_mul_sat(void **state)
 {

@@ -1,9 +1,9 @@
 /* MUNGE credentials against a private munged: good, another body, replayed, expired,
  * restricted to another uid, unrestricted, garbage, daemon unreachable; the destination
  * and time they carry; the frames that open a connection. */
-#include "common/auth.h"
-#include "common/errors.h"
-#include "common/frame.h"
+#include "common/auth/auth.h"
+#include "common/net/frame.h"
+#include "common/util/errors.h"
 #include "harness.h"
 
 #include <setjmp.h>

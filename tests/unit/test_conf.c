@@ -1,7 +1,7 @@
 /* tessera.conf: every key, node and partition lines, ranges, defaults, and errors with
  * their file and line. */
-#include "common/conf.h"
-#include "common/errors.h"
+#include "common/conf/conf.h"
+#include "common/util/errors.h"
 #include "harness.h"
 
 #include <setjmp.h>

@@ -1,4 +1,4 @@
-/* Job credential keys and signatures (common/cred.c): sign and verify, key files, the
+/* Job credential keys and signatures (common/auth/cred.c): sign and verify, key files, the
  * public half as PEM, refusals of files that are not Ed25519 keys, and the replay guard. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,8 +7,8 @@
 
 #include <cmocka.h>
 
-#include "common/cred.h"
-#include "common/errors.h"
+#include "common/auth/cred.h"
+#include "common/util/errors.h"
 
 #include <openssl/evp.h>
 #include <openssl/pem.h>

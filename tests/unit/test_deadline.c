@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "common/loop.h"
+#include "common/net/loop.h"
 #include "noded/deadline.h"
 
 struct fired {

@@ -1,4 +1,4 @@
-/* Unit tests for dedicated time periods (common/dedicated.c): the source's example file,
+/* Unit tests for dedicated time periods (common/sched/dedicated.c): the source's example file,
  * inside and next-start queries, errors. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,8 +7,8 @@
 
 #include <cmocka.h>
 
-#include "common/dedicated.h"
-#include "common/errors.h"
+#include "common/sched/dedicated.h"
+#include "common/util/errors.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -6,8 +6,8 @@
 
 #include <cmocka.h>
 
-#include "common/envbuf.h"
-#include "common/errors.h"
+#include "common/util/envbuf.h"
+#include "common/util/errors.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* Error codes: stable numbers and texts, unknown codes. */
-#include "common/errors.h"
+#include "common/util/errors.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,8 +1,8 @@
 /* Unit tests for common/execpath: Slurm's search for a command's program. */
 #include "harness.h"
 
-#include "common/errors.h"
-#include "common/execpath.h"
+#include "common/util/errors.h"
+#include "common/util/execpath.h"
 
 #include <limits.h>
 #include <setjmp.h>

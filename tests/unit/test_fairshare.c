@@ -1,4 +1,4 @@
-/* Unit tests for fair share (common/fairshare.c): the source's resource-group tree
+/* Unit tests for fair share (common/sched/fairshare.c): the source's resource-group tree
  * (shares, parents, "root" and "unknown"), names added under "unknown", usage charged up
  * the tree and decayed with a fixed clock, clamped arithmetic, file errors, and the
  * fair-share order. */
@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/fairshare.h"
-#include "common/policy.h"
+#include "common/sched/fairshare.h"
+#include "common/sched/policy.h"
+#include "common/util/errors.h"
 
 #include <float.h>
 #include <math.h>

@@ -1,4 +1,4 @@
-/* Unit tests for "scontrol show fairshare"'s text (common/fairsharefmt.c): the header,
+/* Unit tests for "scontrol show fairshare"'s text (common/format/fairsharefmt.c): the header,
  * sshare's columns, indentation by depth, long names cut, impossible numbers shown as 0. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "common/fairsharefmt.h"
+#include "common/format/fairsharefmt.h"
 
 #include <math.h>
 #include <stdlib.h>

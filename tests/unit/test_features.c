@@ -1,6 +1,6 @@
 /* Feature expressions: syntax, and matching against node feature lists. */
-#include "common/errors.h"
-#include "common/features.h"
+#include "common/sched/features.h"
+#include "common/util/errors.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/fmtspec.h"
+#include "common/format/fmtspec.h"
+#include "common/util/errors.h"
 
 #include <stdio.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* Frames: incremental reading cut at every byte, oversized lengths, truncation. */
-#include "common/errors.h"
-#include "common/frame.h"
+#include "common/net/frame.h"
+#include "common/util/errors.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* The hash map: insert, replace, delete, tombstones, growth, long keys, iteration. */
-#include "common/errors.h"
-#include "common/hashmap.h"
+#include "common/util/errors.h"
+#include "common/util/hashmap.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,4 +1,4 @@
-/* Unit tests for prime and non-prime time (common/holidays.c): the source's example file,
+/* Unit tests for prime and non-prime time (common/sched/holidays.c): the source's example file,
  * day kinds, holidays of the file's year only, prime time across midnight, errors. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -7,8 +7,8 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/holidays.h"
+#include "common/sched/holidays.h"
+#include "common/util/errors.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,8 +7,8 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/hostlist.h"
+#include "common/text/hostlist.h"
+#include "common/util/errors.h"
 
 #include <stdio.h>
 #include <stdlib.h>

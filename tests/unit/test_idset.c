@@ -6,8 +6,8 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/idset.h"
+#include "common/text/idset.h"
+#include "common/util/errors.h"
 
 #include <stdlib.h>
 #include <string.h>

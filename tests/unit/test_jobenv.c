@@ -11,7 +11,7 @@
 
 #include <cmocka.h>
 
-#include "common/jobenv.h"
+#include "common/job/jobenv.h"
 
 #include <stdio.h>
 #include <stdlib.h>

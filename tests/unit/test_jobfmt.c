@@ -11,9 +11,10 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/jobfmt.h"
-#include "common/jobstate.h"
+#include "common/format/jobfmt.h"
+#include "common/job/jobstate.h"
+#include "common/job/jobtime.h"
+#include "common/util/errors.h"
 
 #include <jansson.h>
 #include <stdio.h>
@@ -1060,7 +1061,7 @@ static void test_test_only(void **state)
 
 /* ---- standard streams and elapsed time ---------------------------------------------- */
 
-static void check_path(const Tessera__JobRecord *job, enum jobfmt_stream which,
+static void check_path(const Tessera__JobRecord *job, enum stdpath_stream which,
                        const char *expected)
 {
     char *got = jobfmt_std_path(job, which, ctx);
@@ -1076,42 +1077,42 @@ static void test_std_paths(void **state)
     Tessera__JobRecord *job = het(&f, 1);
 
     (void)state;
-    check_path(job, JOBFMT_STDOUT, "/tmp/slurm-2.out");
-    check_path(job, JOBFMT_STDERR, "/tmp/slurm-2.out");
-    check_path(job, JOBFMT_STDIN, "/dev/null");
+    check_path(job, STDPATH_STDOUT, "/tmp/slurm-2.out");
+    check_path(job, STDPATH_STDERR, "/tmp/slurm-2.out");
+    check_path(job, STDPATH_STDIN, "/dev/null");
     /* -o only: errors follow it; %A of a component is its own id, as in Slurm */
     f.desc.std_out = (char *)"/abs/%x-%A_%a.%j.%u%";
-    check_path(job, JOBFMT_STDOUT, "/abs/hj-2_4294967294.2.root%");
-    check_path(job, JOBFMT_STDERR, "/abs/hj-2_4294967294.2.root%");
+    check_path(job, STDPATH_STDOUT, "/abs/hj-2_4294967294.2.root%");
+    check_path(job, STDPATH_STDERR, "/abs/hj-2_4294967294.2.root%");
     /* what the node fills in stays: %N %n %t %s %%, and %%j is not a job id */
     f.desc.std_err = (char *)"e-%N-%n-%t-%s-%%j-%q";
-    check_path(job, JOBFMT_STDERR, "/tmp/e-%N-%n-%t-%s-%%j-%q");
+    check_path(job, STDPATH_STDERR, "/tmp/e-%N-%n-%t-%s-%%j-%q");
     f.desc.std_in = (char *)"sub/in-%j";
-    check_path(job, JOBFMT_STDIN, "/tmp/sub/in-2");
+    check_path(job, STDPATH_STDIN, "/tmp/sub/in-2");
     /* no work dir: the pattern as it is */
     f.desc.work_dir = NULL;
-    check_path(job, JOBFMT_STDIN, "sub/in-2");
+    check_path(job, STDPATH_STDIN, "sub/in-2");
 }
 
-/* The file the node opens: jobfmt_path_expand with a user and a batch host. */
-static void check_file(const Tessera__JobRecord *job, enum jobfmt_stream which,
+/* The file the node opens: stdpath_expand with a user and a batch host. */
+static void check_file(const Tessera__JobRecord *job, enum stdpath_stream which,
                        const char *host, const char *expected)
 {
-    struct jobfmt_path_fill fill = {.user = "alice", .host = host};
+    struct stdpath_fill fill = {.user = "alice", .host = host};
     char *got = NULL;
 
-    assert_int_equal(jobfmt_path_expand(job, which, &fill, &got), TS_OK);
+    assert_int_equal(stdpath_expand(job, which, &fill, &got), TS_OK);
     assert_non_null(got);
     assert_string_equal(got, expected);
     free(got);
 }
 
-static int expand_err(const Tessera__JobRecord *job, enum jobfmt_stream which,
+static int expand_err(const Tessera__JobRecord *job, enum stdpath_stream which,
                       const char *host)
 {
-    struct jobfmt_path_fill fill = {.user = "alice", .host = host};
+    struct stdpath_fill fill = {.user = "alice", .host = host};
     char *got = (char *)"untouched";
-    int err = jobfmt_path_expand(job, which, &fill, &got);
+    int err = stdpath_expand(job, which, &fill, &got);
 
     if (err)
         assert_null(got);
@@ -1138,37 +1139,37 @@ static void test_path_expand_escapes(void **state)
     Tessera__JobRecord *job = het(&f, 1);
 
     (void)state;
-    check_file(job, JOBFMT_STDOUT, "n1", "/tmp/slurm-2.out");
-    check_file(job, JOBFMT_STDIN, "n1", "/dev/null");
+    check_file(job, STDPATH_STDOUT, "n1", "/tmp/slurm-2.out");
+    check_file(job, STDPATH_STDIN, "n1", "/dev/null");
     /* %N the host, %% one percent (and %%N is no host), a trailing % stays */
     f.desc.std_out = (char *)"o-%N-%%-%%N-%j-%u-%x-%q%";
-    check_file(job, JOBFMT_STDOUT, "node-abcdefg", "/tmp/o-node-abcdefg-%-%N-2-alice-hj-%q%");
-    check_file(job, JOBFMT_STDERR, "n1", "/tmp/o-n1-%-%N-2-alice-hj-%q%");
+    check_file(job, STDPATH_STDOUT, "node-abcdefg", "/tmp/o-node-abcdefg-%-%N-2-alice-hj-%q%");
+    check_file(job, STDPATH_STDERR, "n1", "/tmp/o-n1-%-%N-2-alice-hj-%q%");
     /* one pass: a job name or work dir holding escapes is taken as it is */
     f.desc.name = (char *)"%N%N%%";
     f.desc.work_dir = (char *)"/w/%N%%";
     f.desc.std_out = (char *)"%x.%N";
-    check_file(job, JOBFMT_STDOUT, "h", "/w/%N%%/%N%N%%.h");
-    check_path(job, JOBFMT_STDOUT, "/w/%N%%/%N%N%%.%N");
+    check_file(job, STDPATH_STDOUT, "h", "/w/%N%%/%N%N%%.h");
+    check_path(job, STDPATH_STDOUT, "/w/%N%%/%N%N%%.%N");
     /* just a percent sign */
     f.desc.std_out = (char *)"%";
-    check_file(job, JOBFMT_STDOUT, "h", "/w/%N%%/%");
+    check_file(job, STDPATH_STDOUT, "h", "/w/%N%%/%");
 }
 
 /* The generic fill: every escape of Slurm's patterns, widths, what stays for later. */
-static void check_pattern(const char *pattern, const struct jobfmt_pattern_values *v,
+static void check_pattern(const char *pattern, const struct stdpath_values *v,
                           const char *expected)
 {
     char *got = NULL;
 
-    assert_int_equal(jobfmt_pattern_expand(pattern, NULL, v, JOBFMT_PATH_MAX - 1, &got), TS_OK);
+    assert_int_equal(stdpath_pattern_expand(pattern, NULL, v, STDPATH_MAX - 1, &got), TS_OK);
     assert_string_equal(got, expected);
     free(got);
 }
 
 static void test_pattern_escapes_and_widths(void **state)
 {
-    struct jobfmt_pattern_values v = JOBFMT_PATTERN_VALUES_INIT;
+    struct stdpath_values v = STDPATH_VALUES_INIT;
 
     (void)state;
     v.job_id = 7;
@@ -1188,21 +1189,21 @@ static void test_pattern_escapes_and_widths(void **state)
     check_pattern("o\\%t-%j", &v, "o%t-%j");
     /* a width past any path: refused at once, nothing built */
     char *got = (char *)"untouched";
-    assert_int_equal(jobfmt_pattern_expand("%999999999999999999999t", NULL, &v,
-                                           JOBFMT_PATH_MAX - 1, &got),
+    assert_int_equal(stdpath_pattern_expand("%999999999999999999999t", NULL, &v,
+                                           STDPATH_MAX - 1, &got),
                      TS_EPATH_TOOLONG);
     assert_null(got);
 
     /* srun's fill: the job's values; the node's escapes stay, widths and all, and a % in
      * an inserted name is no escape for the node */
-    struct jobfmt_pattern_values job = JOBFMT_PATTERN_VALUES_INIT;
+    struct stdpath_values job = STDPATH_VALUES_INIT;
     job.job_id = 7;
     job.step_id = 3;
     job.user = "al";
     job.job_name = "a%tb";
     job.quote_inserted = 1;
     check_pattern("%x-%J-%3t-%2n-%N-%%", &job, "a%%tb-7.3-%3t-%2n-%N-%%");
-    struct jobfmt_pattern_values node = JOBFMT_PATTERN_VALUES_INIT;
+    struct stdpath_values node = STDPATH_VALUES_INIT;
     node.task_id = 4;
     node.node_id = 0;
     node.host = "n1";
@@ -1210,14 +1211,14 @@ static void test_pattern_escapes_and_widths(void **state)
     check_pattern("a%%tb-7.3-%3t-%2n-%N-%%", &node, "a%tb-7.3-004-00-n1-%");
 
     /* which patterns the nodes open */
-    assert_true(jobfmt_pattern_per_node("o.%t"));
-    assert_true(jobfmt_pattern_per_node("o.%3N"));
-    assert_true(jobfmt_pattern_per_node("o.%%%n"));
-    assert_false(jobfmt_pattern_per_node("o.%%t"));
-    assert_false(jobfmt_pattern_per_node("o.%j-%J"));
-    assert_false(jobfmt_pattern_per_node("o\\%t"));
-    assert_true(jobfmt_pattern_is_none("none"));
-    assert_false(jobfmt_pattern_is_none("none.out"));
+    assert_true(stdpath_pattern_per_node("o.%t"));
+    assert_true(stdpath_pattern_per_node("o.%3N"));
+    assert_true(stdpath_pattern_per_node("o.%%%n"));
+    assert_false(stdpath_pattern_per_node("o.%%t"));
+    assert_false(stdpath_pattern_per_node("o.%j-%J"));
+    assert_false(stdpath_pattern_per_node("o\\%t"));
+    assert_true(stdpath_pattern_is_none("none"));
+    assert_false(stdpath_pattern_is_none("none.out"));
 }
 
 /* "none" is /dev/null, as Slurm shows and opens it. */
@@ -1229,13 +1230,13 @@ static void test_path_none(void **state)
     (void)state;
     f.desc.std_out = (char *)"none";
     f.desc.std_in = (char *)"none";
-    check_path(job, JOBFMT_STDOUT, "/dev/null");
-    check_path(job, JOBFMT_STDERR, "/dev/null");
-    check_file(job, JOBFMT_STDIN, "n1", "/dev/null");
+    check_path(job, STDPATH_STDOUT, "/dev/null");
+    check_path(job, STDPATH_STDERR, "/dev/null");
+    check_file(job, STDPATH_STDIN, "n1", "/dev/null");
     /* the batch script's own escapes */
     f.desc.std_out = (char *)"o-%J-%s-%t-%n-%3t";
-    check_file(job, JOBFMT_STDOUT, "n1", "/tmp/o-2-batch-0-0-000");
-    check_path(job, JOBFMT_STDOUT, "/tmp/o-%J-%s-%t-%n-%3t");
+    check_file(job, STDPATH_STDOUT, "n1", "/tmp/o-2-batch-0-0-000");
+    check_path(job, STDPATH_STDOUT, "/tmp/o-%J-%s-%t-%n-%3t");
 }
 
 static void test_path_expand_many_hosts(void **state)
@@ -1256,12 +1257,12 @@ static void test_path_expand_many_hosts(void **state)
     char *with_dir = malloc(strlen(expected) + 5);
     assert_non_null(with_dir);
     sprintf(with_dir, "/w/x%s", expected);
-    check_file(job, JOBFMT_STDOUT, host, with_dir);
+    check_file(job, STDPATH_STDOUT, host, with_dir);
     /* scontrol's view keeps them */
     char *shown = malloc(strlen(full) + 4);
     assert_non_null(shown);
     sprintf(shown, "/w/%s", full);
-    check_path(job, JOBFMT_STDOUT, shown);
+    check_path(job, STDPATH_STDOUT, shown);
     free(pattern);
     free(full);
     free(expected);
@@ -1271,16 +1272,16 @@ static void test_path_expand_many_hosts(void **state)
     /* 400 %N: the attack; 4,800 bytes is past PATH_MAX, refused whole */
     pattern = repeat("%N", 400, "");
     f.desc.std_out = pattern;
-    assert_int_equal(expand_err(job, JOBFMT_STDOUT, host), TS_EPATH_TOOLONG);
-    assert_int_equal(expand_err(job, JOBFMT_STDERR, host), TS_EPATH_TOOLONG);
+    assert_int_equal(expand_err(job, STDPATH_STDOUT, host), TS_EPATH_TOOLONG);
+    assert_int_equal(expand_err(job, STDPATH_STDERR, host), TS_EPATH_TOOLONG);
     /* the same pattern on a short host fits */
-    assert_int_equal(expand_err(job, JOBFMT_STDOUT, "n"), TS_OK);
+    assert_int_equal(expand_err(job, STDPATH_STDOUT, "n"), TS_OK);
     free(pattern);
 
     /* one host name longer than PATH_MAX */
-    char *long_host = repeat("h", JOBFMT_PATH_MAX, "");
+    char *long_host = repeat("h", STDPATH_MAX, "");
     f.desc.std_out = (char *)"%N";
-    assert_int_equal(expand_err(job, JOBFMT_STDOUT, long_host), TS_EPATH_TOOLONG);
+    assert_int_equal(expand_err(job, STDPATH_STDOUT, long_host), TS_EPATH_TOOLONG);
     free(long_host);
 }
 
@@ -1292,32 +1293,32 @@ static void test_path_expand_limits(void **state)
     (void)state;
     f.desc.work_dir = (char *)"/w";
     /* "/w/" plus the pattern: PATH_MAX - 1 bytes in all is the longest file name */
-    char *fits = repeat("a", JOBFMT_PATH_MAX - 1 - 3, "");
+    char *fits = repeat("a", STDPATH_MAX - 1 - 3, "");
     f.desc.std_out = fits;
-    assert_int_equal(expand_err(job, JOBFMT_STDOUT, "n"), TS_OK);
-    char *over = repeat("a", JOBFMT_PATH_MAX - 3, "");
+    assert_int_equal(expand_err(job, STDPATH_STDOUT, "n"), TS_OK);
+    char *over = repeat("a", STDPATH_MAX - 3, "");
     f.desc.std_out = over;
-    assert_int_equal(expand_err(job, JOBFMT_STDOUT, "n"), TS_EPATH_TOOLONG);
+    assert_int_equal(expand_err(job, STDPATH_STDOUT, "n"), TS_EPATH_TOOLONG);
     /* the pattern itself is limited even when its expansion is shorter ("%%" is "%") */
-    char *percents = repeat("%%", JOBFMT_PATH_MAX / 2, "");
+    char *percents = repeat("%%", STDPATH_MAX / 2, "");
     f.desc.std_out = percents;
     f.desc.work_dir = NULL;
-    assert_int_equal(expand_err(job, JOBFMT_STDOUT, "n"), TS_EPATH_TOOLONG);
-    percents[JOBFMT_PATH_MAX - 2] = '\0'; /* 4094 bytes: 2047 percent signs */
-    assert_int_equal(expand_err(job, JOBFMT_STDOUT, "n"), TS_OK);
+    assert_int_equal(expand_err(job, STDPATH_STDOUT, "n"), TS_EPATH_TOOLONG);
+    percents[STDPATH_MAX - 2] = '\0'; /* 4094 bytes: 2047 percent signs */
+    assert_int_equal(expand_err(job, STDPATH_STDOUT, "n"), TS_OK);
     /* an absolute pattern ignores the work dir, however long that is */
-    char *long_dir = repeat("d", JOBFMT_PATH_MAX, "");
+    char *long_dir = repeat("d", STDPATH_MAX, "");
     f.desc.work_dir = long_dir;
     f.desc.std_out = (char *)"/abs/%j";
-    check_file(job, JOBFMT_STDOUT, "n", "/abs/2");
+    check_file(job, STDPATH_STDOUT, "n", "/abs/2");
     f.desc.std_out = (char *)"rel";
-    assert_int_equal(expand_err(job, JOBFMT_STDOUT, "n"), TS_EPATH_TOOLONG);
+    assert_int_equal(expand_err(job, STDPATH_STDOUT, "n"), TS_EPATH_TOOLONG);
     /* input and errors are checked the same way */
     f.desc.std_out = NULL;
     f.desc.std_in = (char *)"in";
     f.desc.std_err = (char *)"/e";
-    assert_int_equal(expand_err(job, JOBFMT_STDIN, "n"), TS_EPATH_TOOLONG);
-    assert_int_equal(expand_err(job, JOBFMT_STDERR, "n"), TS_OK);
+    assert_int_equal(expand_err(job, STDPATH_STDIN, "n"), TS_EPATH_TOOLONG);
+    assert_int_equal(expand_err(job, STDPATH_STDERR, "n"), TS_OK);
     free(fits);
     free(over);
     free(percents);
@@ -1330,31 +1331,31 @@ static void test_time_used(void **state)
     Tessera__JobRecord *job = running(&f);
 
     (void)state;
-    assert_int_equal(jobfmt_time_used(job, NOW), 118);
+    assert_int_equal(jobtime_used(job, NOW), 118);
     /* resumed at 15:37:55 after 39 s: 39 + 10 s since */
     f.job.suspend_time = 1795361875;
     f.job.pre_suspend_secs = 39;
-    assert_int_equal(jobfmt_time_used(job, 1795361885), 49);
+    assert_int_equal(jobtime_used(job, 1795361885), 49);
     f.job.state = TESSERA__JOB_STATE__JOB_SUSPENDED;
-    assert_int_equal(jobfmt_time_used(job, 1795361885), 39);
+    assert_int_equal(jobtime_used(job, 1795361885), 39);
     /* ended: up to end_time, whatever now is */
     f.job.state = TESSERA__JOB_STATE__JOB_TIMEOUT;
     f.job.suspend_time = 0;
     f.job.end_time = T_RUN + 3600;
-    assert_int_equal(jobfmt_time_used(job, NOW + 99999), 3600);
+    assert_int_equal(jobtime_used(job, NOW + 99999), 3600);
     f.job.state = TESSERA__JOB_STATE__JOB_COMPLETING;
-    assert_int_equal(jobfmt_time_used(job, NOW + 99999), 3600);
+    assert_int_equal(jobtime_used(job, NOW + 99999), 3600);
     /* pending, or never started */
     f.job.state = TESSERA__JOB_STATE__JOB_PENDING;
-    assert_int_equal(jobfmt_time_used(job, NOW), 0);
+    assert_int_equal(jobtime_used(job, NOW), 0);
     f.job.state = TESSERA__JOB_STATE__JOB_CANCELLED;
     f.job.start_time = 0;
-    assert_int_equal(jobfmt_time_used(job, NOW), 0);
+    assert_int_equal(jobtime_used(job, NOW), 0);
     /* a clock that went backwards gives 0, not a negative time */
     f.job.state = TESSERA__JOB_STATE__JOB_RUNNING;
     f.job.start_time = NOW + 10;
     f.job.end_time = 0;
-    assert_int_equal(jobfmt_time_used(job, NOW), 0);
+    assert_int_equal(jobtime_used(job, NOW), 0);
 }
 
 /* ---- scontrol show partition -------------------------------------------------------- */

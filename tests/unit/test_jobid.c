@@ -1,6 +1,6 @@
 /* Job id parsing: plain ids, "+" forms, and everything that is not an id. */
-#include "common/errors.h"
-#include "common/jobid.h"
+#include "common/job/jobid.h"
+#include "common/util/errors.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

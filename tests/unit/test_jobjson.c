@@ -1,4 +1,4 @@
-/* Unit tests for the JobDesc JSON that filters read and write (common/jobjson.c). */
+/* Unit tests for the JobDesc JSON that filters read and write (ctld/jobjson.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,8 +6,8 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/jobjson.h"
+#include "common/util/errors.h"
+#include "ctld/jobjson.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -11,8 +11,8 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/jobopt.h"
+#include "common/jobopt/jobopt.h"
+#include "common/util/errors.h"
 
 #include <stdio.h>
 #include <stdlib.h>

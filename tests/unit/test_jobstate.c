@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "common/jobstate.h"
+#include "common/job/jobstate.h"
 
 #include <string.h>
 

@@ -1,8 +1,8 @@
 /* Licence requests: the forms sbatch and the controller accept, and every malformed or
  * out-of-bounds one they refuse (negative, zero, signed, spaced, huge counts; empty
  * items; too many or too long). */
-#include "common/errors.h"
-#include "common/licenses.h"
+#include "common/text/licenses.h"
+#include "common/util/errors.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
-/* common/linelabel.c: --label lines, whole lines only, the rest at the end, long lines in
+/* common/text/linelabel.c: --label lines, whole lines only, the rest at the end, long lines in
  * bounded pieces. */
-#include "common/linelabel.h"
+#include "common/text/linelabel.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,6 +1,6 @@
 /* Logging: levels, the line format, files, level names. */
-#include "common/errors.h"
-#include "common/log.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
 #include "harness.h"
 
 #include <setjmp.h>

@@ -9,7 +9,7 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
+#include "common/util/errors.h"
 #include "noded/loginenv.h"
 #include "tests/harness/harness.h"
 

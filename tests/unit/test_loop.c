@@ -1,4 +1,4 @@
-/* Unit tests for the epoll event loop (common/loop.c). */
+/* Unit tests for the epoll event loop (common/net/loop.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,8 +6,8 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/loop.h"
+#include "common/net/loop.h"
+#include "common/util/errors.h"
 
 #include <fcntl.h>
 #include <pthread.h>

@@ -1,6 +1,6 @@
 /* Unit tests for common/multiprog: srun --multi-prog configuration files. */
-#include "common/errors.h"
-#include "common/multiprog.h"
+#include "common/job/multiprog.h"
+#include "common/util/errors.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* The name cache: hits without lookups, expiry of found and missing names, failures kept
  * briefly, users and groups apart, the bound on entries, a clock that goes back; all with
  * a fake lookup and a fake clock (no NSS, no waiting). */
-#include "common/namecache.h"
+#include "common/util/namecache.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

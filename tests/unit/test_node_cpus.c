@@ -1,8 +1,8 @@
 /* ctld/node_cpus.c: the CPU indices of a node that running components hold. */
 #include "ctld/node.h"
 
-#include "common/conf.h"
-#include "common/errors.h"
+#include "common/conf/conf.h"
+#include "common/util/errors.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

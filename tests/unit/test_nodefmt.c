@@ -20,8 +20,8 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/nodefmt.h"
+#include "common/format/nodefmt.h"
+#include "common/util/errors.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -1,5 +1,5 @@
 /* Deep copies of protobuf-c messages outlive their originals. */
-#include "common/pbutil.h"
+#include "common/util/pbutil.h"
 #include "tessera.pb-c.h"
 
 #include <setjmp.h>

@@ -3,8 +3,8 @@
  * releases, gaps too short, horizon, resolution, CPUs and memory apart, node subsets),
  * clamping of overcommitted nodes, clones and resets, bad arguments, and a randomized
  * comparison with a naive model. */
-#include "common/errors.h"
-#include "common/plan.h"
+#include "common/sched/plan.h"
+#include "common/util/errors.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,7 +1,7 @@
 /* The plugin loader: a good plugin, a missing one, another ABI, another type, a failing
  * init, a library without an ops table, malformed names. */
-#include "common/errors.h"
-#include "common/plugin.h"
+#include "common/util/errors.h"
+#include "common/util/plugin.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

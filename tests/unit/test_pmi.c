@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/loop.h"
+#include "common/net/loop.h"
+#include "common/util/errors.h"
 #include "noded/pmi.h"
 
 #include <errno.h>

@@ -1,5 +1,5 @@
-/* Unit tests for the policy file parser (common/policy.c) and the order it gives
- * (common/policy_order.c): PBS's defaults, the source's example file, prime/non-prime
+/* Unit tests for the policy file parser (common/sched/policy.c) and the order it gives
+ * (common/sched/policy_order.c): PBS's defaults, the source's example file, prime/non-prime
  * values, multi_sort keys, errors with file and line; each sort key, starving units,
  * round robin over queues, fair share. */
 #include <setjmp.h>
@@ -9,9 +9,9 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/fairshare.h"
-#include "common/policy.h"
+#include "common/sched/fairshare.h"
+#include "common/sched/policy.h"
+#include "common/util/errors.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -7,8 +7,8 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/priority.h"
+#include "common/sched/priority.h"
+#include "common/util/errors.h"
 
 #include <string.h>
 

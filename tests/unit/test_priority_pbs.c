@@ -8,9 +8,9 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/fairshare.h"
-#include "common/priority.h"
+#include "common/sched/fairshare.h"
+#include "common/sched/priority.h"
+#include "common/util/errors.h"
 
 #include <stdio.h>
 #include <string.h>

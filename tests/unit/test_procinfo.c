@@ -7,7 +7,7 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
+#include "common/util/errors.h"
 #include "noded/procinfo.h"
 
 #include <signal.h>

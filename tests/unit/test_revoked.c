@@ -8,7 +8,7 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
+#include "common/util/errors.h"
 #include "noded/revoked.h"
 
 static void test_issued_before_is_refused(void **state)

@@ -2,14 +2,14 @@
  * every kind of bad input a peer can send, after which the server still serves; floods
  * of connections that do not authenticate, credentials for another daemon, large first
  * requests, per-user caps, partial-frame and idle deadlines. */
-#include "common/auth.h"
-#include "common/errors.h"
-#include "common/frame.h"
-#include "common/log.h"
-#include "common/loop.h"
-#include "common/rpc_client.h"
-#include "common/rpc_server.h"
-#include "common/wire.h"
+#include "common/auth/auth.h"
+#include "common/net/frame.h"
+#include "common/net/loop.h"
+#include "common/net/wire.h"
+#include "common/rpc/rpc_client.h"
+#include "common/rpc/rpc_server.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
 #include "harness.h"
 
 #include <arpa/inet.h>

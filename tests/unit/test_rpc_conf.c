@@ -1,11 +1,11 @@
 /* What tessera.conf says about RPC: the names daemons go by in credentials, a server's
  * limits, a client's settings. */
-#include "common/conf.h"
-#include "common/errors.h"
-#include "common/rpc_client.h"
-#include "common/rpc_conf.h"
-#include "common/rpc_peer.h"
-#include "common/rpc_server.h"
+#include "common/conf/conf.h"
+#include "common/rpc/rpc_client.h"
+#include "common/rpc/rpc_conf.h"
+#include "common/rpc/rpc_peer.h"
+#include "common/rpc/rpc_server.h"
+#include "common/util/errors.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

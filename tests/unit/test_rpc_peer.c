@@ -1,11 +1,11 @@
 /* rpc_peer against a real RPC server (its own loop, on a thread) and a private munged:
  * pipelined calls, out-of-order answers, refusals, timeouts, failures and reconnection. */
-#include "common/errors.h"
-#include "common/frame.h"
-#include "common/log.h"
-#include "common/loop.h"
-#include "common/rpc_peer.h"
-#include "common/rpc_server.h"
+#include "common/net/frame.h"
+#include "common/net/loop.h"
+#include "common/rpc/rpc_peer.h"
+#include "common/rpc/rpc_server.h"
+#include "common/util/errors.h"
+#include "common/util/log.h"
 #include "harness.h"
 
 #include <pthread.h>

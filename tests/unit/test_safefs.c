@@ -1,4 +1,4 @@
-/* Unit tests for common/safefs.c: removal that never follows a link (the folder to remove
+/* Unit tests for common/util/safefs.c: removal that never follows a link (the folder to remove
  * itself a link to a folder of victims, links inside, folders swapped for links while the
  * removal runs), exclusive and atomic writes, bounded reads, folder checks. */
 #include <setjmp.h>
@@ -8,8 +8,8 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/safefs.h"
+#include "common/util/errors.h"
+#include "common/util/safefs.h"
 
 #include <errno.h>
 #include <fcntl.h>

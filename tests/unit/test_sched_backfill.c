@@ -2,10 +2,10 @@
  * EASY and conservative reservations, jobs without limits, the look-ahead, event-driven
  * cycles behind reservations, yields, estimates, and SPEC 1.4's two-mode fixture cycle by
  * cycle. */
-#include "common/errors.h"
-#include "common/plugin.h"
-#include "common/sched.h"
-#include "common/select.h"
+#include "common/sched/sched.h"
+#include "common/sched/select.h"
+#include "common/util/errors.h"
+#include "common/util/plugin.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

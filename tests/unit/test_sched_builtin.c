@@ -1,10 +1,10 @@
 /* sched/builtin's decisions on hand-made views, with the real select/consumable plugin:
  * priority order, never jumping the queue within a partition, partitions independent,
  * het units all or nothing, units that can never run blocking nobody. */
-#include "common/errors.h"
-#include "common/plugin.h"
-#include "common/sched.h"
-#include "common/select.h"
+#include "common/sched/sched.h"
+#include "common/sched/select.h"
+#include "common/util/errors.h"
+#include "common/util/plugin.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

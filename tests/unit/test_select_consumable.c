@@ -2,9 +2,9 @@
  * options, features, -w, eligible lists, --exclusive, down nodes, weights, BUSY versus NEVER,
  * heterogeneous jobs placed jointly (S3's overlapping partitions, backtracking), determinism,
  * and the .so loaded as a plugin. */
-#include "common/errors.h"
-#include "common/plugin.h"
-#include "common/select.h"
+#include "common/sched/select.h"
+#include "common/util/errors.h"
+#include "common/util/plugin.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

@@ -1,8 +1,8 @@
 /* Unit tests for noded/stepd_task: the step daemon's tasks as it prepares them from the
  * launch it received. --multi-prog text is parsed again here, whatever srun checked: a
  * sender that skips srun's checks gets a refusal, never an unbounded parse. */
-#include "common/errors.h"
-#include "common/multiprog.h"
+#include "common/job/multiprog.h"
+#include "common/util/errors.h"
 #include "noded/stepd.h"
 
 #include <setjmp.h>

@@ -11,9 +11,9 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/stepenv.h"
-#include "common/steplayout.h"
+#include "common/job/stepenv.h"
+#include "common/job/steplayout.h"
+#include "common/util/errors.h"
 
 #include <stdio.h>
 #include <stdlib.h>

@@ -12,9 +12,9 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/jobfmt.h"
-#include "common/stepfmt.h"
+#include "common/format/jobfmt.h"
+#include "common/format/stepfmt.h"
+#include "common/util/errors.h"
 
 #include <stdio.h>
 #include <stdlib.h>

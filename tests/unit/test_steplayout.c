@@ -9,8 +9,8 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/steplayout.h"
+#include "common/job/steplayout.h"
+#include "common/util/errors.h"
 
 #include <stdio.h>
 #include <stdlib.h>

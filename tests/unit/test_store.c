@@ -1,4 +1,4 @@
-/* Unit tests for the LMDB store with group commit (common/store.c). */
+/* Unit tests for the LMDB store with group commit (ctld/store.c). */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -6,9 +6,9 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/loop.h"
-#include "common/store.h"
+#include "common/net/loop.h"
+#include "common/util/errors.h"
+#include "ctld/store.h"
 
 #include <dirent.h>
 #include <signal.h>

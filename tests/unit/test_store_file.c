@@ -1,4 +1,4 @@
-/* Unit tests for the checks on the state store's files (common/store_file.c): the meta
+/* Unit tests for the checks on the state store's files (ctld/store_file.c): the meta
  * pages read as LMDB reads them, damaged copies of a real environment refused before
  * LMDB maps them, and the marker that keeps a lost state from passing for a new one. */
 #include <setjmp.h>
@@ -8,10 +8,10 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/loop.h"
-#include "common/store.h"
-#include "common/store_file.h"
+#include "common/net/loop.h"
+#include "common/util/errors.h"
+#include "ctld/store.h"
+#include "ctld/store_file.h"
 
 #include <fcntl.h>
 #include <lmdb.h>

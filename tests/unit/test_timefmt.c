@@ -10,8 +10,8 @@
 
 #include <cmocka.h>
 
-#include "common/errors.h"
-#include "common/timefmt.h"
+#include "common/text/timefmt.h"
+#include "common/util/errors.h"
 
 #include <stdlib.h>
 #include <string.h>

@@ -1,6 +1,6 @@
 /* Envelopes and sessions: HMAC, sequence numbers, versions, refusals. */
-#include "common/errors.h"
-#include "common/wire.h"
+#include "common/net/wire.h"
+#include "common/util/errors.h"
 
 #include <setjmp.h>
 #include <stdarg.h>

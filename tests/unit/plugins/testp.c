@@ -1,7 +1,7 @@
 /* Plugins for test_plugin: one source built several times with different definitions
  * (see tests/unit/CMakeLists.txt): a good one, one of another ABI, one of another type,
  * one whose init fails, and one without an ops table. */
-#include "common/plugin.h"
+#include "common/util/plugin.h"
 
 #include <stdint.h>
 
