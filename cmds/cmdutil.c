@@ -93,8 +93,8 @@ int ctl_connect(struct ctl *ctl)
     return rpc_client_connect(&cfg, &ctl->cli);
 }
 
-/* The longest a submission's filters may take (SPEC 3: the client waits for the whole
- * chain): the longest chain of any partition, each filter and its undo to its time-out. */
+/* The longest a submission's filters may take (docs/05-filters.md §2.7: the client waits for the
+ * whole chain): the longest chain of any partition, each filter and its undo to its time-out. */
 static int submit_timeout_ms(const struct conf *conf)
 {
     size_t longest = 0;

@@ -1,5 +1,5 @@
 /* What every command shares: Slurm-style error lines and the connection to the
- * controller (configuration located as SPEC 6 says, credentials for SlurmUser's uid). */
+ * controller (configuration located by docs/08-ops.md §1.1, credentials for SlurmUser's uid). */
 #ifndef TESSERA_CMDS_CMDUTIL_H
 #define TESSERA_CMDS_CMDUTIL_H
 

@@ -1,5 +1,5 @@
 /* salloc: obtain an allocation (of one or more components), run a command in it here,
- * and release it when the command exits (SPEC 1.5, section 4).
+ * and release it when the command exits (docs/03-env.md §3, docs/08-ops.md §2.3).
  *
  * The command runs with salloc's own environment plus the allocation's SLURM_* variables
  * (common/job/jobenv.c, "salloc" context). While it runs, salloc watches the allocation: if

@@ -1,4 +1,4 @@
-/* srun: run a parallel step (SPEC 1.5). Inside an allocation (SLURM_JOB_ID set: salloc, a
+/* srun: run a parallel step (docs/04-steps.md). Inside an allocation (SLURM_JOB_ID set: salloc, a
  * batch script) it creates a step of that job; outside one it first obtains an
  * allocation of its components, as salloc does, and releases it at the end.
  *

@@ -1,6 +1,6 @@
 /* sacct's question (AcctQueryRequest) as the controller answers it: which jobs the -j
- * items name (SPEC 1.6's het rules), whether a record passes the filters and the time
- * window (Slurm's rules), and which index to walk (the plan). Pure functions over
+ * items name (the het rules of docs/06-sacct.md §2), whether a record passes the filters and the
+ * time window (Slurm's rules), and which index to walk (the plan). Pure functions over
  * records, so that the rules are tested apart from LMDB. docs/accounting.md. */
 #ifndef TESSERA_COMMON_ACCT_QUERY_H
 #define TESSERA_COMMON_ACCT_QUERY_H
@@ -41,7 +41,7 @@ void acct_query_fini(struct acct_query *q);
 typedef int (*acct_lookup_fn)(void *arg, uint32_t job_id, uint32_t *het_job_id,
                               uint32_t *het_job_offset);
 
-/* The components the -j items name, ascending and unique (SPEC 1.6 with
+/* The components the -j items name, ascending and unique (docs/06-sacct.md §2 with
  * --whole-hetjob). *ids is malloc'd (NULL when none). */
 int acct_query_select_ids(const struct acct_query *q, acct_lookup_fn lookup, void *arg,
                           uint32_t **ids, size_t *n);

@@ -118,7 +118,7 @@ int filter_activate_applies(struct ctld *c, struct job *lead)
 /* ------------------------------------------------------------------------------------ */
 /* the verdict */
 
-/* SPEC 3.2's order of strength: fail > hold > block > reserve. */
+/* The order of strength of docs/05-filters.md §3.4: fail > hold > block > reserve. */
 static int strength(int exit)
 {
     switch (exit) {

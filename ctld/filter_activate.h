@@ -1,4 +1,4 @@
-/* Activation filters (SPEC 3.2, docs/filters.md): asked when the scheduler is about to
+/* Activation filters (docs/05-filters.md §3, docs/filters.md): asked when the scheduler is about to
  * start a unit; their verdict stands on the unit until they may be asked again. */
 #ifndef TESSERA_CTLD_FILTER_ACTIVATE_H
 #define TESSERA_CTLD_FILTER_ACTIVATE_H

@@ -1,5 +1,5 @@
-/* Submission filters (SPEC 3.1, docs/filters.md): the chain of each component runs before
- * the job exists; the reply waits for it, other requests do not. */
+/* Submission filters (docs/05-filters.md §2, docs/filters.md): the chain of each component runs
+ * before the job exists; the reply waits for it, other requests do not. */
 #ifndef TESSERA_CTLD_FILTER_SUBMIT_H
 #define TESSERA_CTLD_FILTER_SUBMIT_H
 

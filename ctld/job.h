@@ -1,5 +1,5 @@
 /* Jobs in the controller: the table, persistence, lookup by the ids users type, and the
- * operations of SPEC 1.3. docs/job-states.md describes states, reasons and transitions.
+ * operations of docs/01-hetjob.md §4. docs/job-states.md describes states, reasons and transitions.
  *
  * Every component of a job is a struct job holding its JobRecord (the protobuf that is
  * stored under its id in the "jobs" database). The components of a het job are linked:
@@ -88,8 +88,8 @@ enum job_scope {
 };
 
 /* The components an id string means, in offset order, into out[] (at most max).
- * whole_hetjob applies SPEC 1.3's rule to a non-leader's own id. *whole is set when the
- * id means the whole job. Returns the count, or a negative ts_err (TS_EINVALID_JOB_ID). */
+ * whole_hetjob applies docs/01-hetjob.md §3.3's rule to a non-leader's own id. *whole is set when
+ * the id means the whole job. Returns the count, or a negative ts_err (TS_EINVALID_JOB_ID). */
 int job_resolve(const struct job_table *t, const char *text, enum job_scope scope,
                 int whole_hetjob, struct job **out, size_t max, int *whole);
 
@@ -143,7 +143,7 @@ int job_limits_check_submission(const struct ctld *c, const Tessera__SubmitReque
 
 /* --- life (ctld/job_ops.c) ---------------------------------------------------------- */
 
-/* One action on the components an id means (SPEC 1.3). Returns a ts_err. */
+/* One action on the components an id means (docs/01-hetjob.md §3.3). Returns a ts_err. */
 struct job_signal_req {
     uint32_t signo;                 /* JOB_ACTION_SIGNAL */
     Tessera__JobSignalScope scope;  /* which processes (scancel -b, -f); SIGKILL: all */

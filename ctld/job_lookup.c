@@ -1,4 +1,4 @@
-/* What the ids users type mean (SPEC 1.2 and 1.3).
+/* What the ids users type mean (docs/01-hetjob.md §3.3).
  *
  *   id      plain job    leader of a het job          non-leader's own id
  *   "N"     the job      every component (whole job)  that component (the whole job

@@ -224,7 +224,7 @@ void job_terminate_resend(struct ctld *c, struct job *leader, const char *node)
     signal_node(c, node, leader->rec->job_id, SIGTERM, 1, ALL_PROCESSES);
 }
 
-/* One component alone (SPEC 1.3: scancel 93+1 on a running job): its nodes stop its
+/* One component alone (docs/01-hetjob.md §4.1: scancel 93+1 on a running job): its nodes stop its
  * processes; the rest of the job goes on. */
 void job_end_component(struct ctld *c, struct job *j, Tessera__JobState state)
 {

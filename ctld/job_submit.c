@@ -1,4 +1,4 @@
-/* Submission (SPEC 1.1 and 1.2): every component is checked as a job of its own against
+/* Submission (docs/01-hetjob.md §2 and §3): every component is checked as a job of its own against
  * its partition and the nodes that could run it; a job that can never run is refused now,
  * with the reason and the component. Then all components get consecutive ids and are
  * stored in one batch: either all of them are accepted, or none. */
@@ -321,7 +321,7 @@ static Tessera__JobRecord *build_record(const Tessera__JobDesc *desc, const stru
     if (!d.partition)
         d.partition = s->part->name;
     if (n > 1 && !d.open_mode)
-        d.open_mode = (char *)"append"; /* SPEC 1.5: the default for het jobs */
+        d.open_mode = (char *)"append"; /* docs/01-hetjob.md §2.3: het jobs' default */
 
     Tessera__JobRecord r = TESSERA__JOB_RECORD__INIT;
     r.job_id = id;

@@ -3,7 +3,7 @@
  * JobDesc whose present fields are the ones to set. A pending component's copy of its
  * description takes them and is checked as a new submission would be; a running one takes
  * only what can change under a running job (its time limit, a smaller node count, its
- * priority). Only if every component passes are the changes put in place (SPEC 1.3;
+ * priority). Only if every component passes are the changes put in place (docs/01-hetjob.md §4.2;
  * docs/job-states.md, section 7). */
 #include "ctld/ctld.h"
 #include "ctld/filter_activate.h"

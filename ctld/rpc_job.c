@@ -231,7 +231,7 @@ static int query_nodes(struct ctld *c, const char *expr, struct hashmap **out)
     return err;
 }
 
-/* Jobs by the ids given (each as SPEC 1.2 says), then filtered. */
+/* Jobs by the ids given (each as docs/01-hetjob.md §3.3 says), then filtered. */
 static int select_by_ids(struct ctld *c, const Tessera__JobQueryRequest *q,
                          const struct job_filter *filter, struct selection *s)
 {

@@ -1,4 +1,4 @@
-/* The controller's scheduling driver: when cycles run (SPEC 2.1's triggers, coalesced:
+/* The controller's scheduling driver: when cycles run (docs/02-sched.md §2's triggers, coalesced:
  * at most one cycle queued, and at least sched_min_interval between two), what view the
  * scheduler plugin gets, and how its decisions are applied. */
 #ifndef TESSERA_CTLD_SCHED_H

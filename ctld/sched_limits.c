@@ -1,6 +1,6 @@
-/* Limits checked before a start (SPEC 2.2, docs/policies.md): MaxRunning, MaxUserRunning
- * and MaxGroupRunning for the cluster and per partition (a het job counts as one job per
- * component); ResourcesMax (CPUs, memory, nodes and time one job may ask, its components
+/* Limits checked before a start (docs/07-policy.md §4, docs/policies.md): MaxRunning,
+ * MaxUserRunning and MaxGroupRunning for the cluster and per partition (a het job counts as one job
+ * per component); ResourcesMax (CPUs, memory, nodes and time one job may ask, its components
  * summed) and ResourcesAvailable (CPUs, memory and nodes the running jobs may hold
  * together; where it names nothing ResourcesMax's value is the cap, PBS's rule). The counts are taken from the running components once per cycle (and once
  * more when its decisions are applied, growing with each start), so that neither the

@@ -1,5 +1,5 @@
 /* Steps in the controller (docs/steps.md): creation for srun (ids, placement, the signed
- * credential), the records of SPEC 1.5's step ids, ends reported by node daemons,
+ * credential), the records of docs/04-steps.md §3's step ids, ends reported by node daemons,
  * queries (squeue -s, scontrol show step) and scancel JOB.STEP.
  *
  * A step over several components has one record per component, all with the same step

@@ -1,6 +1,6 @@
 /* Steps in the controller: see ctld/step.h and docs/steps.md.
  *
- * Step ids (SPEC 1.5): every component counts its own steps (JobRecord.next_step_id); a
+ * Step ids (docs/04-steps.md §3): every component counts its own steps (JobRecord.next_step_id); a
  * step over several components takes the highest of their counters and moves all of
  * them past it, so `--het-group=0,1` gives 1721.0 and 1722.0, then `--het-group=0`
  * 1721.1 alone, then `--het-group=0,1` 1721.2 and 1722.2.
@@ -205,7 +205,7 @@ static int check_job(struct ctld *c, struct job *leader, uid_t uid)
     return TS_OK;
 }
 
-/* The components asked for, checked as SPEC 1.5 says, into comps[] by offset order. */
+/* The components asked for, checked as docs/04-steps.md §2 says, into comps[] by offset order. */
 static int check_components(struct ctld *c, struct job *leader,
                             const Tessera__StepCreateRequest *req,
                             struct steplayout_component *comps, char *errbuf, size_t errlen)

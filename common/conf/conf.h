@@ -169,7 +169,7 @@ const struct conf_node *conf_find_node(const struct conf *conf, const char *name
 const struct conf_partition *conf_find_partition(const struct conf *conf, const char *name);
 const struct conf_partition *conf_default_partition(const struct conf *conf);
 
-/* The filters that run for a job in partition part (NULL: none known), SPEC 3: the
+/* The filters that run for a job in partition part (NULL: none known), docs/05-filters.md §1.1: the
  * partition's, then the cluster's. *paths is a malloc'd array of malloc'd paths (free
  * with conf_filters_free); *n may be 0. TS_OK or TS_ENOMEM. */
 enum conf_filter_kind { CONF_FILTER_SUBMIT, CONF_FILTER_ACTIVATION };

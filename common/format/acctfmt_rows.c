@@ -1,6 +1,6 @@
 /* Which rows sacct prints, in which order, and the step part of -j.
  *
- * The controller selects the jobs (ids with SPEC 1.6's het rules, users, window, ...) and
+ * The controller selects the jobs (ids by docs/06-sacct.md §2, users, window, ...) and
  * returns all their steps; here each job is followed by its steps in Slurm's order (the
  * batch script first, then by step id), and "-j 93.2" narrows a job's rows to the steps
  * named. */

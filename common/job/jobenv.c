@@ -1,4 +1,4 @@
-/* The batch script's environment (SPEC 1.5, "Batch script" context).
+/* The batch script's environment (docs/03-env.md §2, the batch script's context).
  *
  * Built in two parts, in this order:
  *   1. the submitter's variables as --export says (component 0's environment), in the
@@ -28,7 +28,7 @@
  *   - in a het job the unsuffixed SLURM_CPUS_PER_TASK and SLURM_NTASKS_PER_NODE describe
  *     component 0 (Slurm sets only the suffixed ones), and each component's account and
  *     memory are its own (Slurm showed a later component's -A and --mem on component 0);
- *   - SPEC 1.5's additions: SLURM_JOB_NODES_HET_GROUP_<n>, and suffixed forms of the
+ *   - docs/03-env.md §1.4-1.5: SLURM_JOB_NODES_HET_GROUP_<n>, and suffixed forms of the
  *     obsolete SLURM_JOBID, SLURM_NNODES and SLURM_NODELIST (Slurm's salloc has them);
  *   - SLURM_JOB_START_TIME and SLURM_JOB_END_TIME (Slurm 23.02) when the record has them;
  *   - the node list is sorted and the per-node counts follow its order even when the
@@ -256,7 +256,8 @@ static void comp_fini(struct comp *c)
 }
 
 /* The node running the script: the caller's (the daemon knows where it is), else the
- * record's batch host, else component 0's first node (SPEC 1.5: the script runs there). */
+ * record's batch host, else component 0's first node (docs/03-env.md §2.1: the script runs
+ * there). */
 static void find_batch_node(struct state *st)
 {
     const struct comp *c0 = &st->comps[0];
@@ -462,7 +463,7 @@ static const char *v_batch(const struct state *st, const struct comp *c, char *b
 
 /* In output order. The obsolete spellings (SLURM_JOBID, SLURM_NNODES, SLURM_NODELIST,
  * SLURM_NPROCS) are kept because MPI libraries and old scripts read them; they are
- * per-component like their modern twins, so SPEC 1.5's "every per-component variable
+ * per-component like their modern twins, so docs/03-env.md §1.3's "every per-component variable
  * exists with the suffix" gives them suffixes too (Slurm's salloc does the same). */
 static const struct envvar vars[] = {
     {"SLURM_CLUSTER_NAME", JOB, 0, v_cluster},
@@ -470,7 +471,7 @@ static const struct envvar vars[] = {
     {"SLURM_JOBID", COMP, F_LEADER, v_job_id},
     {"SLURM_JOB_NAME", COMP, 0, v_name},
     {"SLURM_JOB_NUM_NODES", COMP, 0, v_nnodes},
-    {"SLURM_JOB_NODES", HET_ONLY, F_NOPACK, v_nnodes}, /* the seed's name (SPEC 1.5) */
+    {"SLURM_JOB_NODES", HET_ONLY, F_NOPACK, v_nnodes}, /* docs/03-env.md §1.4 */
     {"SLURM_NNODES", COMP, 0, v_nnodes},
     {"SLURM_JOB_NODELIST", COMP, 0, v_nodelist},
     {"SLURM_NODELIST", COMP, 0, v_nodelist},
@@ -735,7 +736,7 @@ static void put_var(struct outenv *e, const struct state *st, const struct envva
         envbuf_put(&e->b, name, (size_t)w, value);
 }
 
-/* Whether row v is set unsuffixed. SPEC 1.5: in salloc's context a het job has only the
+/* Whether row v is set unsuffixed. docs/03-env.md §3.3: in salloc's context a het job has only the
  * job-wide rows and the leader's id unsuffixed. */
 static int unsuffixed(const struct state *st, const struct envvar *v)
 {

@@ -1,4 +1,4 @@
-/* The environment of a job's batch script (SPEC 1.5, "Batch script" context), and of
+/* The environment of a job's batch script (docs/03-env.md §2), and of
  * salloc's command ("salloc" context): the submitter's environment (as --export says, for
  * a batch script), plus Slurm's SLURM_* variables describing the allocation. Unsuffixed variables describe component 0; a het job also gets
  * SLURM_HET_SIZE and every per-component variable with the suffix _HET_GROUP_<n>.
@@ -22,7 +22,7 @@ struct jobenv_context {
  * jobenv_free), or NULL when out of memory. Later entries never repeat a name. */
 char **jobenv_batch(const Tessera__JobRecord *const *components, size_t n,
                     const struct jobenv_context *ctx);
-/* salloc's context (SPEC 1.5): the command runs where salloc runs, with envp (salloc's
+/* salloc's context (docs/03-env.md §3): the command runs where salloc runs, with envp (salloc's
  * own environment, minus the names this module owns) and the allocation's variables. A
  * plain job's are unsuffixed as in a batch script; a het job has only SLURM_JOB_ID,
  * SLURM_JOBID, SLURM_HET_SIZE (and SLURM_NTASKS, the sum, when every component gave -n)

@@ -1,4 +1,4 @@
-/* A step task's environment (SPEC 1.5, "Step tasks" context).
+/* A step task's environment (docs/03-env.md §4, the step tasks' context).
  *
  * Built in two parts, in this order:
  *   1. srun's environment (base_env), in its order, minus every name this module sets for
@@ -24,8 +24,8 @@
  * --het-group=0,1 env" on the reference cluster. Deliberate differences:
  *   - the owned-names rule above;
  *   - SLURM_JOB_ID / SLURM_JOBID are the leader's id also in a step on later components
- *     only (SPEC 1.5);
- *   - SLURM_JOB_NODES_HET_GROUP_<n> (SPEC 1.5's name) beside Slurm's
+ *     only (docs/03-env.md §1.1);
+ *   - SLURM_JOB_NODES_HET_GROUP_<n> (docs/03-env.md §1.4) beside Slurm's
  *     SLURM_JOB_NUM_NODES_HET_GROUP_<n>;
  *   - SLURM_CPUS_PER_TASK only when the task's component has more than one CPU per task
  *     (Slurm sets it whenever -c was given: the layout does not tell -c1 from no -c, and
@@ -33,7 +33,7 @@
  *     (Slurm 22.05 leaves it out of a het job's steps, and gives every task of the parts
  *     of one allocation the last part's);
  *   - on a node shared by components, SLURM_LOCALID and SLURM_GTIDS count every task of
- *     the step there (SPEC 1.5: one step instance a node), and SLURM_CPUS_ON_NODE is the
+ *     the step there (docs/04-steps.md §4.3: one step daemon a node), and SLURM_CPUS_ON_NODE is the
  *     step's CPUs there over all components.
  *
  * Slurm variables deliberately not produced:
@@ -316,7 +316,7 @@ static const struct envvar tail[] = {
 };
 
 /* Per step component of a het job, with _HET_GROUP_<offset> (and _PACK_GROUP_<offset>
- * unless nopack: SPEC's name, which Slurm never had). */
+ * unless nopack: a name of docs/03-env.md §1.4, which Slurm never had). */
 typedef const char *(*comp_fn)(const Tessera__StepLayoutComponent *c, char *buf, size_t len);
 
 struct compvar {

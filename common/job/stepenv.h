@@ -1,4 +1,4 @@
-/* The environment of one task of a step (SPEC 1.5, "Step tasks" context): the
+/* The environment of one task of a step (docs/03-env.md §4): the
  * environment srun sends, plus Slurm's SLURM_* variables describing the step merged over
  * its components, the task's node and rank, and PMI-1's PMI_FD / PMI_RANK / PMI_SIZE.
  * Pure: computed from the signed layout (common/job/steplayout.h) alone. */

@@ -1,4 +1,4 @@
-/* Placing a job step (SPEC 1.5): from the job's components, with their allocations, and
+/* Placing a job step (docs/04-steps.md §4): from the job's components, with their allocations, and
  * srun's request for each of them, the step's layout as the controller signs it: which
  * nodes, how many tasks on each, which global ranks. Pure: no I/O, no clock, no globals
  * (node addresses come from a callback, times from the caller).

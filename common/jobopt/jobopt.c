@@ -244,8 +244,8 @@ static int apply_segment(struct jobopt_ctx *c, const struct jobopt_seg *seg,
     return TS_OK;
 }
 
-/* Copy the propagated options of the finished component prev (SPEC 1.1), or drop the
- * leader-only ones (mail, SPEC 1.3) of a later component. */
+/* Copy the propagated options of the finished component prev (docs/01-hetjob.md §2.2), or drop the
+ * leader-only ones (mail, docs/01-hetjob.md §2.3) of a later component. */
 static int for_flagged(Tessera__JobDesc *d, const Tessera__JobDesc *prev, unsigned flag)
 {
     size_t n;

@@ -8,7 +8,7 @@
  *      line; "#SBATCH hetjob" starts the next component;
  *   2. environment defaults (SBATCH_* / SALLOC_* / SRUN_*), applied to every component;
  *   3. the command line, whose lone ":" arguments separate components.
- * Component i starts from the propagated options of component i-1 (SPEC 1.1: account,
+ * Component i starts from the propagated options of component i-1 (docs/01-hetjob.md §2.2: account,
  * time, output, ... carry over; ntasks, nodes, partition, ... do not), then takes its
  * script directives, the environment defaults, and its command-line options.
  *

@@ -1,4 +1,4 @@
-/* Dedicated time (SPEC 2.2): PBS's dedicated_time file, one period a line,
+/* Dedicated time (docs/07-policy.md §5): PBS's dedicated_time file, one period a line,
  * "MM/DD/YYYY HH:MM MM/DD/YYYY HH:MM" (local time), '#' comments. During a period only
  * the partitions named with the policy's dedicated_prefix run; outside, they do not, and
  * a job whose time limit would reach into the next period waits. docs/policies.md. */

@@ -1,5 +1,5 @@
-/* Fair share (SPEC 2.2, docs/policies.md): PBS's resource-group tree and the usage charged
- * to its entities.
+/* Fair share (docs/07-policy.md §3, docs/policies.md): PBS's resource-group tree and the usage
+ * charged to its entities.
  *
  * The tree comes from the resource-group file, one line per user, group or account:
  * "name id parent shares" ('#' comments; a parent before its children). The scheduler

@@ -1,5 +1,5 @@
-/* Prime and non-prime time (SPEC 2.2): the holidays file in UNICOS 8 format, as PBS reads
- * it: "YEAR yyyy", then per kind of day (weekday, saturday, sunday) the start of prime and
+/* Prime and non-prime time (docs/07-policy.md §1.2): the holidays file in UNICOS 8 format, as PBS
+ * reads it: "YEAR yyyy", then per kind of day (weekday, saturday, sunday) the start of prime and
  * of non-prime time (HHMM, "all" or "none"), then holidays by day of the year (non-prime
  * all day). Lines starting with '*' are comments. docs/policies.md. */
 #ifndef TESSERA_COMMON_HOLIDAYS_H

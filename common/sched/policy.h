@@ -1,6 +1,6 @@
-/* The scheduling policy file (PolicyFile=, SPEC 2.2, docs/policies.md): PBS's sched_config
- * syntax, "name: value [prime | non_prime | all]", '#' comments; every option may take a
- * different value in prime and in non-prime time. */
+/* The scheduling policy file (PolicyFile=, docs/07-policy.md §1, docs/policies.md): PBS's
+ * sched_config syntax, "name: value [prime | non_prime | all]", '#' comments; every option may take
+ * a different value in prime and in non-prime time. */
 #ifndef TESSERA_COMMON_POLICY_H
 #define TESSERA_COMMON_POLICY_H
 

@@ -1,4 +1,4 @@
-/* The order of pending units under a policy period (SPEC 2.2): sort, fair share within
+/* The order of pending units under a policy period (docs/07-policy.md §2): sort, fair share within
  * each queue, round robin over queues. The controller and the simulator both call it, so
  * a policy file orders a trace as it orders a live queue. */
 #include "common/sched/fairshare.h"

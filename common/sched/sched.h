@@ -10,7 +10,7 @@
  *
  * A plugin has state (sched_ops.create/destroy): a backfill plugin keeps its plan of
  * reservations between cycles, so that event-driven cycles start a lower-priority job
- * only when it delays no reservation, and the records of SPEC 1.4's two-mode cycle.
+ * only when it delays no reservation, and the records of docs/02-sched.md §5.2's two-mode cycle.
  *
  * A unit is a whole job: a plain job, or every component of a heterogeneous job, which
  * starts all at once or not at all.
@@ -29,7 +29,7 @@
 /* An end or a limit that is not known: a running job without a time limit. */
 #define SCHED_NO_END INT64_MAX
 
-/* What an activation filter last said about a unit (SPEC 3.2), as the controller keeps
+/* What an activation filter last said about a unit (docs/05-filters.md §3), as the controller keeps
  * it until the filter is asked again: the scheduler honours it meanwhile. */
 enum sched_activation {
     SCHED_ACT_NONE,    /* nothing standing: decide as usual */
@@ -50,7 +50,7 @@ struct sched_unit {
     const int64_t *time_limits;          /* each component's limit in seconds (the
                                           * partition's MaxTime already applied); <= 0:
                                           * none, so it is never backfilled */
-    enum sched_activation activation;    /* a standing filter verdict (SPEC 3.2) */
+    enum sched_activation activation;    /* a standing filter verdict (docs/05-filters.md §3) */
     int retry;                           /* its filter may be asked again now: decide as
                                           * usual (a start goes to the filter first) */
     const struct select_alloc *kept;     /* SCHED_ACT_RESERVE: per component, the

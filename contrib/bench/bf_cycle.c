@@ -15,8 +15,8 @@
  *
  * It times create(), one SCHED_BACKFILL cycle, one SCHED_EVENT cycle behind that cycle's
  * reservations (as the controller runs them between backfill cycles) and a second
- * backfill cycle on the same view (the plan's memory reused; het jobs in SPEC 1.4's mode
- * 2), and prints for each: wall time, units examined, started, reserved, with an expected
+ * backfill cycle on the same view (the plan's memory reused; het jobs in docs/02-sched.md §5.2's
+ * mode 2), and prints for each: wall time, units examined, started, reserved, with an expected
  * start, calls into the select plugin (counted by a shim around it) and the peak RSS.
  * Decisions are not applied between cycles: each sees the same running jobs and queue.
  * --diagnose also breaks the select calls down by kind of unit. A benchmark prints

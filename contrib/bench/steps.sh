@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # How fast steps launch: steps per second and the launch latency of a 16-task step over
-# two components (SPEC 1.5's heterogeneous steps).
+# two components (heterogeneous steps, docs/04-steps.md).
 #
 #   contrib/bench/steps.sh [N]    N steps of each kind (default 50)
 #

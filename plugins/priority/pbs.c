@@ -1,5 +1,5 @@
-/* priority/pbs: the PBS-style policy file (SPEC 2.2, docs/policies.md). With a policy the
- * units are ordered by common/sched/policy_order.c (queues, starving units, sort keys, fair
+/* priority/pbs: the PBS-style policy file (docs/07-policy.md §2, docs/policies.md). With a policy
+ * the units are ordered by common/sched/policy_order.c (queues, starving units, sort keys, fair
  * share, round robin) and, with strict_fifo off, every unit but the starving ones is
  * greedy. Without a policy file: the default order, nobody greedy. */
 #include "common/sched/priority.h"

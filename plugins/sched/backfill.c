@@ -1,7 +1,7 @@
 /* sched/backfill: the default scheduler. A plan of CPU and memory use per node over time
  * (common/sched/plan.h) lets lower-priority jobs start in the gaps, never delaying the
- * reservations of the jobs ahead of them (SPEC 2.3), and heterogeneous jobs are planned
- * with SPEC 1.4's two alternating modes. docs/backfill.md describes the rules.
+ * reservations of the jobs ahead of them (docs/02-sched.md §4), and heterogeneous jobs are planned
+ * with the two alternating modes of docs/02-sched.md §5.2. docs/backfill.md describes the rules.
  *
  * Two kinds of cycle share one state:
  * - A backfill cycle (SCHED_BACKFILL) rebuilds the plan: the running jobs until their
@@ -13,12 +13,12 @@
  *   The reservations are published at the end of the cycle; a long cycle yields between
  *   units (sched_view.should_yield) and resumes where it stopped.
  * - An event-driven cycle (SCHED_EVENT) starts what fits now, in priority order. A unit
- *   behind one that waits in its partitions (SPEC 1.4: "never jump the queue") starts
+ *   behind one that waits in its partitions (docs/02-sched.md §3.2: "never jump the queue") starts
  *   only when the waiting units ahead of it all hold a reservation of the last backfill
  *   cycle and it delays none: it is checked against a plan of the running jobs and the
  *   reservations of the units ahead of it.
  *
- * Heterogeneous units (SPEC 1.4 (a)-(f)): the first backfill cycle is mode 1 and every
+ * Heterogeneous units (docs/02-sched.md §5.2 (a)-(f)): the first backfill cycle is mode 1 and every
  * backfill cycle flips the mode. Mode 1 plans the components one after the other in
  * offset order, each no earlier than the latest start recorded so far for the job,
  * records each start (now included) and holds each component's reservation from its own
@@ -32,7 +32,7 @@
  * A greedy unit (a policy file's strict_fifo: false) that cannot start waits without a
  * reservation and blocks nobody: the units after it start wherever they fit now.
  *
- * Standing activation verdicts (SPEC 3.2, kept by the controller between two runs of a
+ * Standing activation verdicts (docs/05-filters.md §3, kept by the controller between two runs of a
  * unit's filter): a unit that blocks the queue does not start and neither does any unit
  * after it; a unit that keeps its resources holds them in the plan from now and the
  * others go on around it; a held unit waits and holds nothing; a failed one is failed.
@@ -764,7 +764,7 @@ static int standing_verdict(struct bf_state *st, const struct sched_view *v,
     }
     if (u->retry && u->activation == SCHED_ACT_BLOCK) {
         /* asked again, it is decided as usual, but nothing after it starts until its
-         * filter lets it pass (SPEC 3.2) */
+         * filter lets it pass (docs/05-filters.md §3.9) */
         st->cur->queue_blocked = 1;
         return 0;
     }

@@ -3,13 +3,13 @@
  * Units are walked in priority order. A unit starts when every one of its components
  * fits now (a het job all at once, never in part). Per partition the walk stops at the
  * first unit that cannot start: later units of that partition wait behind it ("never
- * jump the queue", SPEC 1.4), so a wide job is not starved by a stream of small ones. A
- * unit that touches a blocked partition waits too. A unit that could not run even on an
+ * jump the queue", docs/02-sched.md §3.2), so a wide job is not starved by a stream of small ones.
+ * A unit that touches a blocked partition waits too. A unit that could not run even on an
  * empty cluster blocks nobody, and neither does a greedy one (a policy file's strict_fifo:
  * false): the units after it start wherever they fit.
  *
- * Standing activation verdicts (SPEC 3.2) are honoured as sched/backfill honours them: a
- * blocking unit stops every unit after it (also while its filter is asked again), a
+ * Standing activation verdicts (docs/05-filters.md §3) are honoured as sched/backfill honours them:
+ * a blocking unit stops every unit after it (also while its filter is asked again), a
  * reserving one keeps its resources (taken off the view) and the others go on, a held one
  * waits holding nothing, a failed one is failed.
  */

@@ -1,5 +1,5 @@
 /* Accounting on a live cluster: a controller (FirstJobId=67767, MinJobAge=3), four node
- * daemons, MUNGE and the real commands. SPEC 1.6's four sacct examples on a real
+ * daemons, MUNGE and the real commands. docs/06-sacct.md §2.4's four sacct examples on a real
  * two-component job, its step rows, what the steps used, an ordinary user who cannot see
  * root's jobs, records that outlive MinJobAge and a kill -9 of the controller, and the
  * time window.
@@ -27,7 +27,7 @@
 
 static struct harness_cluster cluster;
 static char outdir[512];
-static unsigned het_id; /* the SPEC's job, submitted first: 67767 */
+static unsigned het_id; /* docs/06-sacct.md §2.4's job, submitted first: 67767 */
 
 static int group_setup(void **state)
 {
@@ -109,7 +109,7 @@ static void header(char *buf, size_t len)
         "----------", "--------");
 }
 
-/* SPEC 1.6 on a real two-component job; the first test, so the job is 67767. */
+/* docs/06-sacct.md §2.4 on a real two-component job; the first test, so the job is 67767. */
 static void test_spec_examples(void **state)
 {
     (void)state;

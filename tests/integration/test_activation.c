@@ -1,4 +1,4 @@
-/* Activation filters on a live cluster (SPEC 3.2): every row of the table for queued
+/* Activation filters on a live cluster (docs/05-filters.md §3): every row of the table for queued
  * jobs (start, block the queue, keep the resources, hold until HoldUntil, fail; others,
  * time-outs and missing filters as "keep"), the arguments, chains with their undo, the
  * periodic re-evaluation, and a het job activated as one unit.

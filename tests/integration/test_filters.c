@@ -1,4 +1,4 @@
-/* Submission filters on a live cluster (SPEC 3.1): every row of the exit-code table,
+/* Submission filters on a live cluster (docs/05-filters.md §2): every row of the exit-code table,
  * chains with the undo calls observed, a time-out while the controller keeps answering,
  * a missing filter, a rewritten job, a filter that tries to change the user, a het job
  * refused as a whole with the partition's filters running first, a submitter that goes

@@ -72,8 +72,8 @@ static int occurrences(const char *text, const char *what)
     "sleep 0.1; done; "
 
 /* Every single-group and multi-group step, twice over: the groups, and the step id each
- * component gets (SPEC 1.5: a step takes the highest counter of its components and moves
- * theirs past it). -1: the component is not in the step. */
+ * component gets (docs/04-steps.md §3.1: a step takes the highest counter of its components and
+ * moves theirs past it). -1: the component is not in the step. */
 static const struct {
     const char *groups;
     int ids[3];

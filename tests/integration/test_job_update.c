@@ -185,7 +185,7 @@ static void test_time_limit_running(void **state)
     assert_int_equal(harness_wait_nodes(&cluster, NODES, 15000), 0);
 }
 
-/* SPEC 1.3: "N" changes every component, "N+K" that component alone. */
+/* docs/01-hetjob.md §4.2: "N" changes every component, "N+K" that component alone. */
 static void test_time_limit_het(void **state)
 {
     unsigned id = SUBMIT_AS_USER(NOBODY, "-t", "10", ":", "-t", "20", "--wrap=sleep 300");

@@ -1,8 +1,8 @@
 /* Jobs and heterogeneous jobs through the real commands (sbatch, squeue, scancel,
- * scontrol) against a real controller and MUNGE: SPEC 1.1-1.3 on pending jobs.
+ * scontrol) against a real controller and MUNGE: docs/01-hetjob.md on pending jobs.
  *
  * The cluster starts at FirstJobId=123, so the first het job of five components is
- * SPEC 1.2's example: 123..127, het_job_id_set 123-127. Tests run in order and share
+ * docs/01-hetjob.md §3.1: 123..127, het_job_id_set 123-127. Tests run in order and share
  * the cluster; each says which job ids it expects.
  */
 #include "cluster.h"
@@ -146,7 +146,7 @@ static unsigned submit(const char *const args[])
 
 /* ------------------------------------------------------------------------------------ */
 
-/* SPEC 1.2's table: five components submitted as 123. */
+/* docs/01-hetjob.md §3.1: five components submitted as 123. */
 static void test_five_components(void **state)
 {
     expect(RUN("sbatch", "-H", "-n1", ":", "-n1", ":", "-n1", ":", "-n1", ":", "-n1", "--wrap=true"),
@@ -213,7 +213,8 @@ static void test_script_equals_colon_form(void **state)
     free(sb);
 }
 
-/* SPEC 1.1: propagated options carry over, others reset, a propagated one may be set again. */
+/* docs/01-hetjob.md §2.2: propagated options carry over, others reset, a propagated one may be set
+ * again. */
 static void test_propagation(void **state)
 {
     unsigned id = SUBMIT("-H", "-A", "first", "-J", "prop", "-t", "5", "-p", "long", "-n", "3",
@@ -288,7 +289,8 @@ static void test_atomic_rejection(void **state)
     result_free(&after);
 }
 
-/* SPEC 1.2: the leader's id lists every component, "+k" one, a non-leader's id itself. */
+/* docs/01-hetjob.md §3.3: the leader's id lists every component, "+k" one, a non-leader's id
+ * itself. */
 static void test_query_forms(void **state)
 {
     expect_squeue("%i", "-j", "123+2", "123+2\n");
@@ -302,7 +304,7 @@ static void test_query_forms(void **state)
     expect(RUN("squeue", "-j", "abc"), 1, "", "squeue: error: Invalid job id: abc\n");
 }
 
-/* SPEC 1.3: a pending component cannot be cancelled alone; nothing changes. */
+/* docs/01-hetjob.md §4.1: a pending component cannot be cancelled alone; nothing changes. */
 static void test_pending_component_cancel_refused(void **state)
 {
     char *before = squeue("%i %T %r", "-j", "123");
@@ -318,7 +320,7 @@ static void test_pending_component_cancel_refused(void **state)
     free(after);
 }
 
-/* SPEC 1.3: update of one component vs every component. */
+/* docs/01-hetjob.md §4.2: update of one component vs every component. */
 static void test_update_component_vs_all(void **state)
 {
     expect(RUN("scontrol", "update", "jobid=123+2", "account=abc"), 0, "", "");
@@ -348,8 +350,8 @@ static void test_update_component_vs_all(void **state)
     result_free(&b);
 }
 
-/* SPEC 1.3: requeue, suspend, resume take the leader only; components fail and nothing
- * changes. On the pending leader they fail as Slurm's do. */
+/* docs/01-hetjob.md §4.3: requeue, suspend, resume take the leader only; components fail and
+ * nothing changes. On the pending leader they fail as Slurm's do. */
 static void test_leader_only_operations(void **state)
 {
     char *before = squeue("%i %T %r %Q", "-j", "123");
@@ -473,7 +475,7 @@ static void set_whole_hetjob(int on)
     fail_msg("the controller did not pick up whole_hetjob=%d", on);
 }
 
-/* SPEC 1.3: a non-leader's own id acts on that component, or on the whole job under
+/* docs/01-hetjob.md §3.3: a non-leader's own id acts on that component, or on the whole job under
  * whole_hetjob; "N+k" always means the one component. */
 static void test_whole_hetjob(void **state)
 {

@@ -1,4 +1,4 @@
-/* A scheduling policy file on a live cluster (SPEC 2.2): with sort_by:
+/* A scheduling policy file on a live cluster (docs/07-policy.md): with sort_by:
  * shortest_job_first, jobs that each need the whole cluster start shortest first,
  * although they were submitted (and by the default priority would run) longest first;
  * prime and non-prime time, dedicated time, running-job limits, starving jobs,

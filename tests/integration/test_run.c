@@ -112,7 +112,7 @@ static void test_nodes_registered(void **state)
     result_free(&r);
 }
 
-/* A two-component het job from "#SBATCH hetjob" runs, with SPEC 1.5's batch
+/* A two-component het job from "#SBATCH hetjob" runs, with docs/03-env.md §2's batch
  * environment. */
 static void test_het_batch_environment(void **state)
 {

@@ -1,4 +1,4 @@
-/* salloc on a four-node cluster (SPEC 1.5 and section 4): the het allocation's
+/* salloc on a four-node cluster (docs/03-env.md §3, docs/08-ops.md §2.3): the het allocation's
  * environment, the messages and exit status, cancels and Ctrl-C while pending, a salloc
  * that dies before its grant, and an allocation revoked (cancelled, timed out) while its
  * command runs.
@@ -106,7 +106,7 @@ static char *log_path(const char *name)
 
 /* ------------------------------------------------------------------------------------ */
 
-/* SPEC 1.5's example: salloc -N1 : -N2 gives one CPU per node, and the salloc context's
+/* docs/03-env.md §3.4: salloc -N1 : -N2 gives one CPU per node, and the salloc context's
  * variables (only the leader's id and the size unsuffixed). */
 static void test_het_environment(void **state)
 {

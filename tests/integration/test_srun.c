@@ -1,4 +1,4 @@
-/* srun and steps on a four-node cluster (SPEC 1.5): labelled output over components,
+/* srun and steps on a four-node cluster (docs/04-steps.md): labelled output over components,
  * global ranks and totals, the het-group bound error, step ids, exit codes, input,
  * steps in squeue and scontrol, scancel of a step, srun outside an allocation, a forged
  * and a replayed launch refused, and an MPICH program forming one world across
@@ -66,7 +66,8 @@ static struct result salloc_sh(const char *const opts[], const char *script)
 
 /* ------------------------------------------------------------------------------------ */
 
-/* SPEC 1.5: "srun --label -n2 : -n1 hostname runs hostname three times, labelled 0, 1, 2" */
+/* docs/04-steps.md §2.3: "srun --label -n2 : -n1 hostname runs hostname three times,
+ * labelled 0, 1, 2" */
 static void test_label_over_components(void **state)
 {
     (void)state;
@@ -119,8 +120,8 @@ static void test_het_group_ranks_and_totals(void **state)
     result_free(&r);
 }
 
-/* SPEC 1.5: "--het-group=0,2 A : --het-group=1 B gives ranks A, B, A": ranks follow the
- * components' order, whatever the command line's. */
+/* docs/04-steps.md §4.1: "--het-group=0,2 A : --het-group=1 B gives ranks A, B, A": ranks follow
+ * the components' order, whatever the command line's. */
 static void test_rank_order_by_component(void **state)
 {
     (void)state;
@@ -152,7 +153,7 @@ static void test_runs_as_user(void **state)
     free(err);
 }
 
-/* SPEC 1.5's error for a het group beyond the allocation, exit status 1. */
+/* docs/04-steps.md §2.4's error for a het group beyond the allocation, exit status 1. */
 static void test_het_group_bound(void **state)
 {
     (void)state;
@@ -183,7 +184,7 @@ static void test_het_group_bound(void **state)
     result_free(&r);
 }
 
-/* SPEC 1.5's step ids: 0 on both, then 1 on component 0 only, then 2 on both. */
+/* docs/04-steps.md §3.2's step ids: 0 on both, then 1 on component 0 only, then 2 on both. */
 static void test_step_ids(void **state)
 {
     (void)state;
@@ -203,7 +204,7 @@ static void test_step_ids(void **state)
     expect_line(r.out, "b0 1");
     expect_line(r.out, "c0 2");
     expect_line(r.out, "c1 2");
-    /* the records: 1721.0 1722.0, 1721.1 alone, 1721.2 1722.2 (SPEC 1.5) */
+    /* the records: 1721.0 1722.0, 1721.1 alone, 1721.2 1722.2 (docs/04-steps.md §3.2) */
     unsigned job = 0;
     const char *p = strstr(r.out, ".0 sh COMPLETED");
     while (p && p > r.out && p[-1] >= '0' && p[-1] <= '9')
@@ -223,7 +224,7 @@ static void test_step_ids(void **state)
 }
 
 /* SchedulerParameters=disable_hetjob_steps: steps over components are refused with
- * Slurm's words; steps on one component still run. Cyclic distribution (SPEC 1.5's table):
+ * Slurm's words; steps on one component still run. Cyclic distribution (docs/04-steps.md §4.2):
  * tasks go round-robin within each component. */
 static void test_disable_hetjob_steps_and_cyclic(void **state)
 {

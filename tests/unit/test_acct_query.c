@@ -1,5 +1,5 @@
 /* Unit tests for sacct's question as the controller answers it (ctld/acct_query.c):
- * SPEC 1.6's -j rules with --whole-hetjob, the filters, Slurm's time window and the
+ * docs/06-sacct.md §2's -j rules with --whole-hetjob, the filters, Slurm's time window and the
  * plan. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -74,7 +74,7 @@ static void selected(const char *items, uint32_t whole, char *out, size_t len)
 static void test_spec_examples(void **state)
 {
     (void)state;
-    /* SPEC 1.6: the leader's id reports every component; 67767+1 only that one;
+    /* docs/06-sacct.md §2.4: the leader's id reports every component; 67767+1 only that one;
      * --whole-hetjob=yes all whatever was asked; =no only what was asked */
     ASSERT_SELECTS("67767", 0, "67767,67768,67769");
     ASSERT_SELECTS("67767+1", 0, "67768");

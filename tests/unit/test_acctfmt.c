@@ -1,5 +1,5 @@
-/* Unit tests for common/acctfmt: sacct's default layout (SPEC 1.6's het job 67767 with a
- * batch step and a step 0 over both components), -p/-P, -o lists, the field formatters,
+/* Unit tests for common/acctfmt: sacct's default layout (docs/06-sacct.md §2.4's het job 67767 with
+ * a batch step and a step 0 over both components), -p/-P, -o lists, the field formatters,
  * --json's shape, the order of steps and the step part of -j. Times are UTC. */
 #include <setjmp.h>
 #include <stdarg.h>

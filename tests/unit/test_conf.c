@@ -329,7 +329,8 @@ static void test_partition_errors(void **state)
     parse_fails("PartitionName=a/b\n", "t.conf:1: invalid partition name 'a/b'");
 }
 
-/* SPEC 3: filter chains, the partition's before the cluster's; DEFAULT lines carry them. */
+/* docs/05-filters.md §1.1: filter chains, the partition's before the cluster's; DEFAULT lines carry
+ * them. */
 static void test_filters(void **state)
 {
     (void)state;

@@ -3,7 +3,7 @@
  * The expected values are what Slurm 22.05 put in the environment of the same jobs on the
  * reference cluster (ClusterName=ref, nodes n[1-4] of 4 CPUs), e.g. job 267 below is
  * "sbatch -N2 -n3 -c1 --wrap='env | sort'", except where a comment says Tessera differs on
- * purpose. The het job reuses SPEC 1.5's salloc example in batch form. */
+ * purpose. The het job reuses docs/03-env.md §3.4's salloc example in batch form. */
 #include <setjmp.h>
 #include <stdarg.h>
 #include <stddef.h>
@@ -360,7 +360,7 @@ static void test_layouts(void **state)
 
 /* ---- het jobs ----------------------------------------------------------------------- */
 
-/* SPEC 1.5's example (salloc -N1 : -N2) as a batch job with -n1 : -n2 -c2 --mem-per-cpu.
+/* docs/03-env.md §3.4's example (salloc -N1 : -N2) as a batch job with -n1 : -n2 -c2 --mem-per-cpu.
  * Component 1's nodes come unsorted. */
 static void test_het_two_components(void **state)
 {
@@ -521,7 +521,7 @@ static void test_het_three_components(void **state)
     expect(env, "SLURM_NTASKS_HET_GROUP_1", "1");
     absent(env, "SLURM_NTASKS_PER_NODE");
     absent(env, "SLURM_NTASKS_PER_NODE_HET_GROUP_0");
-    absent(env, "SLURM_JOB_NODES_PACK_GROUP_2"); /* only the seed's spelling */
+    absent(env, "SLURM_JOB_NODES_PACK_GROUP_2"); /* docs/03-env.md §1.4 */
     absent(env, "SLURM_JOB_ID_HET_GROUP_3");
     /* job-wide: once, unsuffixed */
     expect(env, "SLURM_EXPORT_ENV", "NONE");
@@ -893,7 +893,7 @@ static void test_salloc_plain(void **state)
     jobenv_free(env);
 }
 
-/* SPEC 1.5: "salloc -N1 : -N2" -- only the leader's id and the size unsuffixed. */
+/* docs/03-env.md §3.3: "salloc -N1 : -N2" -- only the leader's id and the size unsuffixed. */
 static void test_salloc_het(void **state)
 {
     (void)state;

@@ -1660,7 +1660,7 @@ static void test_first_component_only(void **state)
         "component 1: batch script line 4: --licenses may only be requested on the first "
         "component");
 
-    /* mail is the leader's: dropped on later components without a word (SPEC 1.3) */
+    /* mail is the leader's: dropped on later components without a word (docs/01-hetjob.md §2.3) */
     SB_OK(&o, "--mail-type=END", "--mail-user=a", ":", "--mail-type=BEGIN", "--mail-user=b",
           "-n1", "x.sh");
     assert_string_equal(o.components[0]->mail_type, "END");
@@ -1758,7 +1758,7 @@ static void test_srun_programs(void **state)
 {
     struct jobopt o;
 
-    /* a component without a program takes the next one's (SPEC 1.5) */
+    /* a component without a program takes the next one's (docs/04-steps.md §2.3) */
     ok(JOBOPT_SRUN, ARGV("-n2", ":", "-n1", "hostname", "-s"), NULL, NULL, &o);
     assert_int_equal(o.ncomponents, 2);
     for (size_t i = 0; i < 2; i++) {

@@ -1,7 +1,7 @@
 /* sched/backfill's decisions on hand-made views, with the real select/consumable plugin:
  * EASY and conservative reservations, jobs without limits, the look-ahead, event-driven
- * cycles behind reservations, yields, estimates, and SPEC 1.4's two-mode fixture cycle by
- * cycle. */
+ * cycles behind reservations, yields, estimates, and docs/02-sched.md §5.3's two-mode fixture cycle
+ * by cycle. */
 #include "common/sched/sched.h"
 #include "common/sched/select.h"
 #include "common/util/errors.h"
@@ -469,7 +469,7 @@ static void test_estimate(void **state)
 }
 
 /* ------------------------------------------------------------------------------------ */
-/* SPEC 1.4's fixture: nodes a, b, c of 4 CPUs; R1 on b until T+2h, R2 on c until T+1h;
+/* docs/02-sched.md §5.3's fixture: nodes a, b, c of 4 CPUs; R1 on b until T+2h, R2 on c until T+1h;
  * H (top) has three 4-CPU components for 1 h pinned to a, b and c; F needs 4 CPUs on a
  * for 90 min. */
 

@@ -1,6 +1,6 @@
 /* Unit tests for common/steplayout: placing a step over a job's components.
  *
- * The het examples are SPEC 1.5's: "salloc -N1 : -N2" (one CPU per node) is job 538 on
+ * The het examples are docs/04-steps.md's: "salloc -N1 : -N2" (one CPU per node) is job 538 on
  * nid00001 and 539 on nid[00011-00012]; srun --het-group=0,1 runs 3 tasks there. */
 #include <setjmp.h>
 #include <stdarg.h>
@@ -199,7 +199,7 @@ static void spec_alloc(struct fx *f)
     fx_node(&f[1], "nid00011", 1);
 }
 
-/* ---- SPEC 1.5 ------------------------------------------------------------------------ */
+/* ---- docs/04-steps.md ---------------------------------------------------------------- */
 
 /* srun --het-group=0,1 without -n: one task per node, 3 in all, numbered across. */
 static void test_spec_two_components(void **state)
@@ -263,7 +263,7 @@ static void test_spec_two_components(void **state)
     steplayout_free(l);
 }
 
-/* The request order does not matter: ranks follow ascending offsets. SPEC's
+/* The request order does not matter: ranks follow ascending offsets. docs/04-steps.md §4.1:
  * "--het-group=0,2 A : --het-group=1 B" gives ranks A, B, A. */
 static void test_rank_order_by_offset(void **state)
 {
@@ -370,7 +370,7 @@ static void test_block(void **state)
     steplayout_free(l);
 }
 
-/* SPEC 1.5: tasks 0-3 round-robin over component 0's nodes, 4-7 over component 1's. */
+/* docs/04-steps.md §4.2: tasks 0-3 round-robin over component 0's nodes, 4-7 over component 1's. */
 static void test_cyclic(void **state)
 {
     struct fx f[2];
