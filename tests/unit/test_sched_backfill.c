@@ -578,7 +578,7 @@ static void test_het_shares_nodes(void **state)
     world_fini(&w);
 }
 
-/* S3's overlapping partitions: p1 of 10 nodes, p2 on 5 of them; 5 nodes in each. */
+/* docs/02-sched.md §5.1.4: p1 of 10 nodes, p2 on 5 of them; 5 nodes in each. */
 static void test_het_overlapping_partitions(void **state)
 {
     struct world w;

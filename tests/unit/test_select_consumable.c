@@ -1,6 +1,6 @@
 /* select/consumable: nodes shared by CPUs and memory, node counts, task layout, memory
  * options, features, -w, eligible lists, --exclusive, down nodes, weights, BUSY versus NEVER,
- * heterogeneous jobs placed jointly (S3's overlapping partitions, backtracking), determinism,
+ * heterogeneous jobs placed jointly (docs/02-sched.md §5.1.4, backtracking), determinism,
  * and the .so loaded as a plugin. */
 #include "common/sched/select.h"
 #include "common/util/errors.h"
@@ -513,9 +513,9 @@ static void test_het_all_or_nothing(void **state)
     assert_int_equal(place_het(r, 0), SELECT_OK);
 }
 
-/* S3: partition p1 of 10 one-CPU nodes, p2 on 5 of them; one component wants 5 nodes of
- * p1, the other 5 of p2. Greedy in submission order would give p1's component the nodes p2
- * needs. */
+/* docs/02-sched.md §5.1.4: partition p1 of 10 one-CPU nodes, p2 on 5 of them; one component
+ * wants 5 nodes of p1, the other 5 of p2. Greedy in submission order would give p1's component
+ * the nodes p2 needs. */
 static void s3_case(const uint32_t *p2, int exclusive, int p2_first)
 {
     cluster(10, 1, 1000);

@@ -340,7 +340,7 @@ static void test_one_later_component(void **state)
 
 /* ---- distribution --------------------------------------------------------------------- */
 
-/* S3's table: 8 tasks over two components of two nodes each. */
+/* docs/04-steps.md §4.2: 8 tasks over two components of two nodes each. */
 static void eight_tasks(struct fx *f, Tessera__StepDistribution dist)
 {
     fx_init(&f[0], 800, 0, "p");
