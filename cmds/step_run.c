@@ -484,10 +484,10 @@ static void handle_fence(struct rpc_request *req, const Tessera__Request *msg, v
 }
 
 static const struct rpc_handler handlers[] = {
-    {TESSERA__REQUEST__MSG_STEP_IO, "step_io", handle_io},
-    {TESSERA__REQUEST__MSG_STEP_TASK_EXIT, "step_task_exit", handle_task_exit},
-    {TESSERA__REQUEST__MSG_STEP_STDIN, "step_stdin", handle_stdin},
-    {TESSERA__REQUEST__MSG_PMI_FENCE, "pmi_fence", handle_fence},
+    {TESSERA__REQUEST__MSG_STEP_IO, "step_io", handle_io, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_STEP_TASK_EXIT, "step_task_exit", handle_task_exit, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_STEP_STDIN, "step_stdin", handle_stdin, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_PMI_FENCE, "pmi_fence", handle_fence, RPC_ROLE_USER},
 };
 
 /* ------------------------------------------------------------------------------------ */

@@ -168,6 +168,7 @@ static int start_server(struct ctld *c, uint16_t port, char *errbuf, size_t errl
         .identity = rpc_name_ctld(c->conf, name, sizeof(name)),
     };
     rpc_conf_server(c->conf, &cfg);
+    cfg.roles_of = ctld_rpc_roles;
     int err = rpc_server_create(c->loop, &cfg, ctld_rpc_handlers, ctld_rpc_nhandlers, c,
                                 &c->server);
     if (err)

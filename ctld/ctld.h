@@ -113,8 +113,10 @@ int ctld_state_load(struct ctld *c, char *errbuf, size_t errlen);
 /* Queue the job id counter's current value; durable with the next group commit. */
 int ctld_state_save_next_job_id(struct ctld *c);
 
-/* ctld/rpc.c: the handler table. */
+/* ctld/rpc.c: the handler table, and the roles a caller holds (the server's roles_of,
+ * from the configuration of the moment). */
 extern const struct rpc_handler ctld_rpc_handlers[];
 extern const size_t ctld_rpc_nhandlers;
+unsigned ctld_rpc_roles(void *arg, uid_t uid);
 
 #endif

@@ -173,7 +173,11 @@ int job_filter_matches(const struct job_filter *f, const struct job *j);
 /* The most items one filter list of a query or action may hold. */
 #define JOB_FILTER_MAX_ITEMS 1024
 
+/* Root or SlurmUser (rpc_conf_roles: the same answer the RPC role column gets). */
 int job_is_admin(const struct ctld *c, uid_t uid);
+/* The rule "the job's owner or an administrator", for requests any user may send that
+ * touch one job (its script, its steps, its allocation, sbcast to its nodes). */
+int job_owner_or_admin(const struct ctld *c, const struct job *j, uid_t uid);
 /* The reason a pending job waits for, from what the controller knows without a
  * scheduler (holds, begin time, dependencies, partition state). */
 void job_update_reason(struct ctld *c, struct job *j, time_t now);

@@ -235,8 +235,7 @@ static int find_allocation(struct ctld *c, uint32_t job_id, uid_t uid, struct jo
     struct job *j = job_find(&c->jobs, job_id);
     if (!j || j->leader != j)
         return TS_EINVALID_JOB_ID;
-    if (!job_is_admin(c, uid) &&
-        !(j->rec->desc->has_user_id && j->rec->desc->user_id == (uint32_t)uid))
+    if (!job_owner_or_admin(c, j, uid))
         return TS_EPERM;
     *out = j;
     return TS_OK;

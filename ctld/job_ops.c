@@ -1,6 +1,6 @@
 /* Job life in the controller: who may act on a job, pending reasons, priorities, and the
  * actions of scancel and scontrol (cancel, signal, hold, release, requeue, suspend,
- * resume) with docs/01-hetjob.md §4's rules for het jobs. docs/job-states.md has the state table.
+ * resume) with SPEC 1.3's rules for het jobs. docs/job-states.md has the state table.
  *
  * Every action first checks every component it would touch and changes nothing when one
  * check fails, so a refused action leaves the job exactly as it was.
@@ -14,6 +14,7 @@
 #include "common/conf/conf.h"
 #include "common/job/jobid.h"
 #include "common/job/jobstate.h"
+#include "common/rpc/rpc_conf.h"
 #include "common/text/hostlist.h"
 #include "common/util/errors.h"
 #include "common/util/hashmap.h"
@@ -25,12 +26,17 @@
 
 int job_is_admin(const struct ctld *c, uid_t uid)
 {
-    return uid == 0 || uid == c->conf->slurm_user_uid;
+    return (rpc_conf_roles(c->conf, uid) & RPC_ROLE_ADMIN) != 0;
 }
 
 static int job_owned_by(const struct job *j, uid_t uid)
 {
     return j->rec->desc->has_user_id && j->rec->desc->user_id == (uint32_t)uid;
+}
+
+int job_owner_or_admin(const struct ctld *c, const struct job *j, uid_t uid)
+{
+    return job_owned_by(j, uid) || job_is_admin(c, uid);
 }
 
 /* FIFO: earlier ids first. nice shifts a job down (or up, for administrators) by that many
@@ -233,8 +239,8 @@ static void apply_started(const struct action *a, struct job **targets, int n, i
     }
 }
 
-/* Requeue, suspend and resume take a whole job by its leader (docs/01-hetjob.md §4.3). Slurm's
- * answers for a component: requeue "93+1" is an invalid id, requeue "94" names a non-leader;
+/* Requeue, suspend and resume take a whole job by its leader (SPEC 1.3). Slurm's answers
+ * for a component: requeue "93+1" is an invalid id, requeue "94" names a non-leader;
  * suspend and resume refuse an individual component. */
 static int leader_only(const struct action *a, const char *text)
 {

@@ -58,7 +58,7 @@ static int private_data_of(struct ctld *c, const char *text, uid_t uid,
     if (n <= 0)
         return n < 0 ? -n : TS_EINVALID_JOB_ID;
     const Tessera__JobDesc *d = found[0]->leader->rec->desc;
-    if (!job_is_admin(c, uid) && !(d->has_user_id && d->user_id == (uint32_t)uid))
+    if (!job_owner_or_admin(c, found[0]->leader, uid))
         return TS_EUSER_ID;
     if (!d->script)
         return TS_ENO_BATCH_SCRIPT;

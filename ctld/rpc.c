@@ -6,6 +6,7 @@
 #include "ctld/rpc.h"
 
 #include "common/conf/conf.h"
+#include "common/rpc/rpc_conf.h"
 #include "common/rpc/rpc_server.h"
 #include "common/text/timefmt.h"
 #include "common/util/errors.h"
@@ -116,30 +117,45 @@ out:
     free(e.items);
 }
 
+/* The role column: who may send each request (docs/security.md, section 1). The server
+ * checks it before the handler runs; handlers check only what depends on the request
+ * (the owner of a job, say). */
 const struct rpc_handler ctld_rpc_handlers[] = {
-    {TESSERA__REQUEST__MSG_PING, "ping", handle_ping},
-    {TESSERA__REQUEST__MSG_SHOW_CONFIG, "show_config", handle_show_config},
-    {TESSERA__REQUEST__MSG_SUBMIT, "submit", ctld_handle_submit},
-    {TESSERA__REQUEST__MSG_JOB_QUERY, "job_query", ctld_handle_job_query},
-    {TESSERA__REQUEST__MSG_JOB_ACTION, "job_action", ctld_handle_job_action},
-    {TESSERA__REQUEST__MSG_JOB_UPDATE, "job_update", ctld_handle_job_update},
-    {TESSERA__REQUEST__MSG_PARTITION_QUERY, "partition_query", ctld_handle_partition_query},
-    {TESSERA__REQUEST__MSG_NODE_REGISTER, "node_register", ctld_handle_node_register},
-    {TESSERA__REQUEST__MSG_NODE_HEARTBEAT, "node_heartbeat", ctld_handle_node_heartbeat},
-    {TESSERA__REQUEST__MSG_JOB_COMPLETE, "job_complete", ctld_handle_job_complete},
-    {TESSERA__REQUEST__MSG_NODE_QUERY, "node_query", ctld_handle_node_query},
-    {TESSERA__REQUEST__MSG_NODE_UPDATE, "node_update", ctld_handle_node_update},
-    {TESSERA__REQUEST__MSG_SCHED_STATS, "sched_stats", ctld_handle_sched_stats},
-    {TESSERA__REQUEST__MSG_RECONFIGURE, "reconfigure", ctld_handle_reconfigure},
-    {TESSERA__REQUEST__MSG_SCHEDULE, "schedule", ctld_handle_schedule},
-    {TESSERA__REQUEST__MSG_ALLOC_WAIT, "alloc_wait", ctld_handle_alloc_wait},
-    {TESSERA__REQUEST__MSG_JOB_FINISH, "job_finish", ctld_handle_job_finish},
-    {TESSERA__REQUEST__MSG_STEP_CREATE, "step_create", ctld_handle_step_create},
-    {TESSERA__REQUEST__MSG_STEP_COMPLETE, "step_complete", ctld_handle_step_complete},
-    {TESSERA__REQUEST__MSG_STEP_QUERY, "step_query", ctld_handle_step_query},
-    {TESSERA__REQUEST__MSG_ACCT_QUERY, "acct_query", ctld_handle_acct_query},
-    {TESSERA__REQUEST__MSG_FAIRSHARE_QUERY, "fairshare_query", ctld_handle_fairshare_query},
-    {TESSERA__REQUEST__MSG_JOB_SCRIPT, "job_script", ctld_handle_job_script},
-    {TESSERA__REQUEST__MSG_BCAST_CRED, "bcast_cred", ctld_handle_bcast_cred},
+    {TESSERA__REQUEST__MSG_PING, "ping", handle_ping, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_SHOW_CONFIG, "show_config", handle_show_config, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_SUBMIT, "submit", ctld_handle_submit, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_JOB_QUERY, "job_query", ctld_handle_job_query, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_JOB_ACTION, "job_action", ctld_handle_job_action, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_JOB_UPDATE, "job_update", ctld_handle_job_update, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_PARTITION_QUERY, "partition_query", ctld_handle_partition_query,
+     RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_NODE_REGISTER, "node_register", ctld_handle_node_register,
+     RPC_ROLE_NODED},
+    {TESSERA__REQUEST__MSG_NODE_HEARTBEAT, "node_heartbeat", ctld_handle_node_heartbeat,
+     RPC_ROLE_NODED},
+    {TESSERA__REQUEST__MSG_JOB_COMPLETE, "job_complete", ctld_handle_job_complete,
+     RPC_ROLE_NODED},
+    {TESSERA__REQUEST__MSG_NODE_QUERY, "node_query", ctld_handle_node_query, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_NODE_UPDATE, "node_update", ctld_handle_node_update, RPC_ROLE_ADMIN},
+    {TESSERA__REQUEST__MSG_SCHED_STATS, "sched_stats", ctld_handle_sched_stats, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_RECONFIGURE, "reconfigure", ctld_handle_reconfigure, RPC_ROLE_ADMIN},
+    {TESSERA__REQUEST__MSG_SCHEDULE, "schedule", ctld_handle_schedule, RPC_ROLE_ADMIN},
+    {TESSERA__REQUEST__MSG_ALLOC_WAIT, "alloc_wait", ctld_handle_alloc_wait, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_JOB_FINISH, "job_finish", ctld_handle_job_finish, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_STEP_CREATE, "step_create", ctld_handle_step_create, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_STEP_COMPLETE, "step_complete", ctld_handle_step_complete,
+     RPC_ROLE_NODED},
+    {TESSERA__REQUEST__MSG_STEP_QUERY, "step_query", ctld_handle_step_query, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_ACCT_QUERY, "acct_query", ctld_handle_acct_query, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_FAIRSHARE_QUERY, "fairshare_query", ctld_handle_fairshare_query,
+     RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_JOB_SCRIPT, "job_script", ctld_handle_job_script, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_BCAST_CRED, "bcast_cred", ctld_handle_bcast_cred, RPC_ROLE_USER},
 };
 const size_t ctld_rpc_nhandlers = sizeof(ctld_rpc_handlers) / sizeof(ctld_rpc_handlers[0]);
+
+unsigned ctld_rpc_roles(void *arg, uid_t uid)
+{
+    const struct ctld *c = arg;
+    return rpc_conf_roles(c->conf, uid);
+}

@@ -23,7 +23,7 @@
 static int check_selection(struct ctld *c, struct job **found, int n, uid_t uid)
 {
     const Tessera__JobRecord *lr = found[0]->leader->rec;
-    if (!job_is_admin(c, uid) && !(lr->desc->has_user_id && lr->desc->user_id == (uint32_t)uid))
+    if (!job_owner_or_admin(c, found[0]->leader, uid))
         return TS_EUSER_ID;
     if (lr->state == TESSERA__JOB_STATE__JOB_PENDING)
         return TS_EJOB_PENDING;

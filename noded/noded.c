@@ -64,6 +64,7 @@ static int start_server(struct noded *nd, char *errbuf, size_t errlen)
     };
     rpc_conf_server(nd->conf, &cfg);
     cfg.auth_threads = 2;
+    cfg.roles_of = noded_rpc_roles;
     int err = rpc_server_create(nd->loop, &cfg, noded_rpc_handlers, noded_rpc_nhandlers, nd,
                                 &nd->server);
     if (err)

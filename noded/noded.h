@@ -245,8 +245,9 @@ void step_recover(struct noded *nd, const struct nd_step_id *id, int recfd);
  * gets the shorter of the two waits, here and in its step daemon. */
 void step_terminate(struct noded *nd, struct nd_step *s, unsigned kill_wait);
 
-/* noded/rpc.c */
+/* noded/rpc.c: the handler table, and the roles a caller holds (the server's roles_of) */
 extern const struct rpc_handler noded_rpc_handlers[];
 extern const size_t noded_rpc_nhandlers;
+unsigned noded_rpc_roles(void *arg, uid_t uid);
 
 #endif

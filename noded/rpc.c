@@ -1,26 +1,16 @@
-/* The node daemon's RPC handlers: batch launches and job signals from the controller
- * (only the controller's uid, SlurmUser, and root may send them); step launches from srun
- * (anyone: the signed credential decides), step signals (the step's user or the
- * controller) and sbcast's blocks (anyone: the signed credential decides). */
+/* The node daemon's RPC handlers: batch launches and job signals from the controller;
+ * step launches from srun, step signals, and sbcast's blocks. Who may send which is the
+ * table's role column at the end. */
 #include "noded/noded.h"
 
 #include "common/conf/conf.h"
+#include "common/rpc/rpc_conf.h"
 #include "common/rpc/rpc_server.h"
 #include "common/util/errors.h"
 #include "common/util/log.h"
 
 #include <signal.h>
 #include <stdio.h>
-
-static int from_controller(struct noded *nd, struct rpc_request *req)
-{
-    uid_t uid = rpc_request_uid(req);
-    if (uid == 0 || uid == nd->conf->slurm_user_uid)
-        return 1;
-    log_warn("refused a request from uid %u at %s", (unsigned)uid, rpc_request_peer(req));
-    rpc_respond_error(req, TS_EPERM, NULL);
-    return 0;
-}
 
 static void respond_empty(struct rpc_request *req, Tessera__Response__MsgCase kind)
 {
@@ -39,8 +29,6 @@ static void respond_empty(struct rpc_request *req, Tessera__Response__MsgCase ki
 static void handle_batch_launch(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct noded *nd = arg;
-    if (!from_controller(nd, req))
-        return;
     char why[512] = "";
     int err = job_launch_batch(nd, msg->batch_launch, why, sizeof(why));
     if (err) {
@@ -54,8 +42,6 @@ static void handle_batch_launch(struct rpc_request *req, const Tessera__Request 
 static void handle_job_signal(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct noded *nd = arg;
-    if (!from_controller(nd, req))
-        return;
     const Tessera__JobSignalRequest *s = msg->job_signal;
     if (!s->terminate && (s->signal == 0 || s->signal >= NSIG)) {
         rpc_respond_error(req, TS_EINVAL, NULL);
@@ -115,12 +101,22 @@ static void handle_ping(struct rpc_request *req, const Tessera__Request *msg, vo
     rpc_respond(req, &resp);
 }
 
+/* The role column (docs/security.md, section 1): batch launches and job signals come from
+ * the controller, which runs as SlurmUser (the administrator role); step launches and
+ * sbcast's blocks from anyone, their signed credentials decide; step signals from anyone,
+ * step_signal lets the step's user or the controller through. */
 const struct rpc_handler noded_rpc_handlers[] = {
-    {TESSERA__REQUEST__MSG_PING, "ping", handle_ping},
-    {TESSERA__REQUEST__MSG_BATCH_LAUNCH, "batch_launch", handle_batch_launch},
-    {TESSERA__REQUEST__MSG_JOB_SIGNAL, "job_signal", handle_job_signal},
-    {TESSERA__REQUEST__MSG_STEP_LAUNCH, "step_launch", handle_step_launch},
-    {TESSERA__REQUEST__MSG_STEP_SIGNAL, "step_signal", handle_step_signal},
-    {TESSERA__REQUEST__MSG_FILE_BCAST, "file_bcast", handle_file_bcast},
+    {TESSERA__REQUEST__MSG_PING, "ping", handle_ping, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_BATCH_LAUNCH, "batch_launch", handle_batch_launch, RPC_ROLE_ADMIN},
+    {TESSERA__REQUEST__MSG_JOB_SIGNAL, "job_signal", handle_job_signal, RPC_ROLE_ADMIN},
+    {TESSERA__REQUEST__MSG_STEP_LAUNCH, "step_launch", handle_step_launch, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_STEP_SIGNAL, "step_signal", handle_step_signal, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_FILE_BCAST, "file_bcast", handle_file_bcast, RPC_ROLE_USER},
 };
 const size_t noded_rpc_nhandlers = sizeof(noded_rpc_handlers) / sizeof(noded_rpc_handlers[0]);
+
+unsigned noded_rpc_roles(void *arg, uid_t uid)
+{
+    const struct noded *nd = arg;
+    return rpc_conf_roles(nd->conf, uid);
+}

@@ -34,6 +34,7 @@
 #include "common/conf/conf.h"
 #include "common/job/steplayout.h"
 #include "common/net/loop.h"
+#include "common/rpc/rpc_conf.h"
 #include "common/util/errors.h"
 #include "common/util/hashmap.h"
 #include "common/util/log.h"
@@ -490,7 +491,7 @@ int step_signal(struct noded *nd, const Tessera__StepSignalRequest *req, uid_t u
         s = s->next;
     if (!s)
         return TS_OK; /* it ended here already */
-    int privileged = uid == 0 || uid == nd->conf->slurm_user_uid;
+    int privileged = (rpc_conf_roles(nd->conf, uid) & RPC_ROLE_ADMIN) != 0; /* the controller */
     if (!privileged && uid != s->uid)
         return TS_EPERM;
     if (!req->terminate) {

@@ -54,6 +54,14 @@ void rpc_conf_server(const struct conf *conf, struct rpc_server_config *cfg)
     cfg->ntrusted = 2;
 }
 
+unsigned rpc_conf_roles(const struct conf *conf, uid_t uid)
+{
+    if (uid == 0)
+        return RPC_ROLE_ADMIN | RPC_ROLE_NODED;
+    return (uid == conf->slurm_user_uid ? RPC_ROLE_ADMIN : 0u) |
+           (uid == conf->noded_user_uid ? RPC_ROLE_NODED : 0u);
+}
+
 void rpc_conf_peer(const struct conf *conf, struct rpc_peer_config *cfg)
 {
     cfg->munge_socket = conf->munge_socket;

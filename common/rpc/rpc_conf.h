@@ -16,6 +16,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 
 struct conf;
 struct rpc_server_config;
@@ -33,6 +34,12 @@ const char *rpc_name_srun(const struct conf *conf, uint32_t job_id, uint32_t ste
 /* A server's limits and MUNGE settings from conf, with the daemons' users (SlurmUser,
  * NodedUser) trusted. Address, port, uid, identity and threads stay the caller's. */
 void rpc_conf_server(const struct conf *conf, struct rpc_server_config *cfg);
+
+/* The roles (RPC_ROLE_* of rpc_server.h, ored) uid holds under conf: root all of them,
+ * SlurmUser administrator, NodedUser node daemon. The one answer to "who is an
+ * administrator" (docs/security.md, section 1); daemons' rpc_roles_fn ask it with their
+ * configuration of the moment. */
+unsigned rpc_conf_roles(const struct conf *conf, uid_t uid);
 
 /* A client's MUNGE settings and time-outs from conf. Host, port, server_uid and target
  * stay the caller's. */

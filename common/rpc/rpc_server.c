@@ -103,6 +103,7 @@ struct rpc_server {
     const struct rpc_handler *handlers;
     size_t nhandlers;
     void *arg;
+    rpc_roles_fn roles_of;
     struct conn *conns;
     struct conn *queue_head, *queue_tail; /* handshakes, oldest first */
     size_t unauth_bytes;
@@ -113,7 +114,7 @@ struct rpc_server {
     struct loop_timer *accept_resume;
     uint64_t accept_round;    /* accept_ready's calls, counted */
     uint8_t *scratch;         /* READ_CHUNK bytes: handshakes read through it */
-    struct log_rate log_accept, log_crowded, log_handshake, log_refused;
+    struct log_rate log_accept, log_crowded, log_handshake, log_refused, log_role;
     unsigned conns_allocated; /* live and dead-but-referenced: the server is freed at 0 */
     int destroyed;
     struct rpc_server_stats stats;
@@ -499,6 +500,42 @@ static const struct rpc_handler *find_handler(const struct rpc_server *srv, int 
     return NULL;
 }
 
+int rpc_role_permits(enum rpc_role role, unsigned held)
+{
+    return role == RPC_ROLE_USER || (held & (unsigned)role) != 0;
+}
+
+const char *rpc_role_name(enum rpc_role role)
+{
+    switch (role) {
+    case RPC_ROLE_ADMIN: return "administrator";
+    case RPC_ROLE_NODED: return "node daemon";
+    default: return "user";
+    }
+}
+
+static unsigned caller_roles(const struct rpc_server *srv, uid_t uid)
+{
+    if (srv->roles_of)
+        return srv->roles_of(srv->arg, uid);
+    return uid == 0 ? RPC_ROLE_ADMIN | RPC_ROLE_NODED : 0;
+}
+
+/* The handler's role column, the one place where it is checked: a caller without the
+ * role gets TS_EPERM and the handler never runs. Anyone can provoke the refusal, so its
+ * line is rate-limited. */
+static int role_admits(struct conn *c, const struct rpc_handler *h, struct rpc_request *req)
+{
+    if (h->role == RPC_ROLE_USER) /* nothing to ask the daemon */
+        return 1;
+    if (rpc_role_permits(h->role, caller_roles(c->srv, c->uid)))
+        return 1;
+    LOG_RATED(c->srv, log_role, LOG_LVL_WARN, "rpc: %s: %s from uid %u refused: needs the %s role",
+              c->peer, h->name, (unsigned)c->uid, rpc_role_name(h->role));
+    rpc_respond_error(req, TS_EPERM, NULL);
+    return 0;
+}
+
 /* An authenticated body: decode the Request and hand it to its handler. */
 static void dispatch(struct conn *c, const uint8_t *body, size_t blen)
 {
@@ -528,7 +565,8 @@ static void dispatch(struct conn *c, const uint8_t *body, size_t blen)
         return;
     }
     log_debug2("rpc: %s: %s from uid %u", c->peer, h->name, (unsigned)c->uid);
-    h->fn(req, msg, c->srv->arg);
+    if (role_admits(c, h, req))
+        h->fn(req, msg, c->srv->arg);
 }
 
 static int uid_trusted(const struct rpc_server *srv, uid_t uid)
@@ -1094,6 +1132,7 @@ int rpc_server_create(struct loop *loop, const struct rpc_server_config *cfg,
     srv->handlers = handlers;
     srv->nhandlers = nhandlers;
     srv->arg = arg;
+    srv->roles_of = cfg->roles_of;
     apply_limits(srv, cfg);
 
     int err = TS_ENOMEM;

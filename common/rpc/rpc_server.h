@@ -32,11 +32,25 @@ struct rpc_request;
 /* msg is the decoded request; it stays valid until the request is responded to. */
 typedef void (*rpc_handler_fn)(struct rpc_request *req, const Tessera__Request *msg, void *arg);
 
+/* Who may send a request: the role column of a handler table. The dispatcher checks it
+ * before the handler runs, so a handler never sees a caller without its role
+ * (docs/security.md, section 1). A caller holds a set of roles; everyone authenticated
+ * is a user. */
+enum rpc_role {
+    RPC_ROLE_USER = 0,       /* anyone authenticated */
+    RPC_ROLE_ADMIN = 1u << 0, /* root and SlurmUser (the controller's uid) */
+    RPC_ROLE_NODED = 1u << 1, /* root and NodedUser: a node daemon */
+};
+
+/* The roles (RPC_ROLE_* ored) uid holds; arg is the server's handler argument. */
+typedef unsigned (*rpc_roles_fn)(void *arg, uid_t uid);
+
 /* One entry of a daemon's static handler table. */
 struct rpc_handler {
     Tessera__Request__MsgCase msg;
     const char *name; /* for logs and statistics */
     rpc_handler_fn fn;
+    enum rpc_role role; /* the role a caller needs; others get TS_EPERM */
 };
 
 #define RPC_MAX_TRUSTED_UIDS 4
@@ -75,6 +89,10 @@ struct rpc_server_config {
      * capped per user nor closed when idle. */
     uid_t trusted_uids[RPC_MAX_TRUSTED_UIDS];
     size_t ntrusted;
+    /* The roles of a caller, asked before each request that needs one (so that it follows
+     * a daemon's configuration as it is reloaded); NULL: root holds every role, nobody
+     * else any. */
+    rpc_roles_fn roles_of;
 };
 
 #define RPC_DEFAULT_HANDSHAKE_MS 3000
@@ -109,6 +127,11 @@ void rpc_server_destroy(struct rpc_server *srv);
 
 uint16_t rpc_server_port(const struct rpc_server *srv);
 void rpc_server_get_stats(const struct rpc_server *srv, struct rpc_server_stats *out);
+
+/* Whether a caller holding the roles held may send a request that needs role. */
+int rpc_role_permits(enum rpc_role role, unsigned held);
+/* "administrator", "node daemon", "user": for logs and documents. */
+const char *rpc_role_name(enum rpc_role role);
 
 uid_t rpc_request_uid(const struct rpc_request *req);
 gid_t rpc_request_gid(const struct rpc_request *req);

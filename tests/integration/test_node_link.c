@@ -98,9 +98,9 @@ static void handle_job_complete(struct rpc_request *req, const Tessera__Request 
 }
 
 static const struct rpc_handler handlers[] = {
-    {TESSERA__REQUEST__MSG_NODE_REGISTER, "node_register", handle_register},
-    {TESSERA__REQUEST__MSG_NODE_HEARTBEAT, "node_heartbeat", handle_heartbeat},
-    {TESSERA__REQUEST__MSG_JOB_COMPLETE, "job_complete", handle_job_complete},
+    {TESSERA__REQUEST__MSG_NODE_REGISTER, "node_register", handle_register, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_NODE_HEARTBEAT, "node_heartbeat", handle_heartbeat, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_JOB_COMPLETE, "job_complete", handle_job_complete, RPC_ROLE_USER},
 };
 
 static int fake_start(void)

@@ -97,10 +97,10 @@ static void handle_count(struct rpc_request *req, const Tessera__Request *msg, v
 }
 
 static const struct rpc_handler handlers[] = {
-    {TESSERA__REQUEST__MSG_PING, "ping", handle_ping},
-    {TESSERA__REQUEST__MSG_SHOW_CONFIG, "show_config", handle_show_config},
-    {TESSERA__REQUEST__MSG_SCHEDULE, "schedule", handle_hold},
-    {TESSERA__REQUEST__MSG_JOB_QUERY, "count", handle_count},
+    {TESSERA__REQUEST__MSG_PING, "ping", handle_ping, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_SHOW_CONFIG, "show_config", handle_show_config, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_SCHEDULE, "schedule", handle_hold, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_JOB_QUERY, "count", handle_count, RPC_ROLE_USER},
 };
 #define NHANDLERS (sizeof(handlers) / sizeof(handlers[0]))
 

@@ -67,6 +67,25 @@ static void test_server_settings(void **state)
     conf_free(c);
 }
 
+/* Who holds which role: root all, SlurmUser administrator, NodedUser node daemon, the
+ * rest none; one uid that is both users holds both. */
+static void test_roles(void **state)
+{
+    struct conf *c = load("SlurmUser=2 NodedUser=3\n");
+    assert_int_equal(rpc_conf_roles(c, 0), RPC_ROLE_ADMIN | RPC_ROLE_NODED);
+    assert_int_equal(rpc_conf_roles(c, 2), RPC_ROLE_ADMIN);
+    assert_int_equal(rpc_conf_roles(c, 3), RPC_ROLE_NODED);
+    assert_int_equal(rpc_conf_roles(c, 1000), 0);
+    assert_false(rpc_role_permits(RPC_ROLE_ADMIN, rpc_conf_roles(c, 3)));
+    assert_false(rpc_role_permits(RPC_ROLE_NODED, rpc_conf_roles(c, 2)));
+    assert_true(rpc_role_permits(RPC_ROLE_USER, rpc_conf_roles(c, 1000)));
+    conf_free(c);
+
+    c = load("SlurmUser=5 NodedUser=5\n");
+    assert_int_equal(rpc_conf_roles(c, 5), RPC_ROLE_ADMIN | RPC_ROLE_NODED);
+    conf_free(c);
+}
+
 static void test_client_settings(void **state)
 {
     struct conf *c = load("AuthInfo=ttl=60 MessageTimeout=7 RpcIdleTimeout=100\n");
@@ -92,6 +111,7 @@ int main(void)
         cmocka_unit_test(test_names),
         cmocka_unit_test(test_server_settings),
         cmocka_unit_test(test_client_settings),
+        cmocka_unit_test(test_roles),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

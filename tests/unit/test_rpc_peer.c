@@ -62,9 +62,9 @@ static void handle_never(struct rpc_request *req, const Tessera__Request *msg, v
 #define NAME "test/peer" /* the server's name in credentials */
 
 static const struct rpc_handler handlers[] = {
-    {TESSERA__REQUEST__MSG_PING, "ping", handle_ping},
-    {TESSERA__REQUEST__MSG_SHOW_CONFIG, "slow", handle_slow},
-    {TESSERA__REQUEST__MSG_SCHEDULE, "never", handle_never},
+    {TESSERA__REQUEST__MSG_PING, "ping", handle_ping, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_SHOW_CONFIG, "slow", handle_slow, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_SCHEDULE, "never", handle_never, RPC_ROLE_USER},
 };
 
 static void *server_thread(void *arg)
