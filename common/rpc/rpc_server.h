@@ -3,7 +3,8 @@
  * Runs on an event loop: accepts TCP connections, reads frames, has the first frame's
  * MUNGE credential decoded by the auth pool, checks every later frame's sequence number
  * and HMAC, decodes each Request and calls the handler registered for its message type
- * with the uid and gid the credential proved. A handler answers with rpc_respond(), at
+ * with the uid and gid the credential proved, once the caller holds the role the handler
+ * table names for it (TS_EPERM otherwise, the handler not called). A handler answers with rpc_respond(), at
  * once or later (after a group commit, say); responses carry the request's id.
  *
  * Bad input never crashes the server or grows its memory without bound: an oversized,

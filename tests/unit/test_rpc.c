@@ -96,11 +96,20 @@ static void handle_count(struct rpc_request *req, const Tessera__Request *msg, v
     rpc_respond(req, &resp);
 }
 
+/* node_update: for administrators only; counts the calls it gets */
+static unsigned admin_only_calls;
+static void handle_admin_only(struct rpc_request *req, const Tessera__Request *msg, void *arg)
+{
+    __atomic_add_fetch(&admin_only_calls, 1, __ATOMIC_SEQ_CST);
+    handle_ping(req, msg, arg);
+}
+
 static const struct rpc_handler handlers[] = {
     {TESSERA__REQUEST__MSG_PING, "ping", handle_ping, RPC_ROLE_USER},
     {TESSERA__REQUEST__MSG_SHOW_CONFIG, "show_config", handle_show_config, RPC_ROLE_USER},
     {TESSERA__REQUEST__MSG_SCHEDULE, "schedule", handle_hold, RPC_ROLE_USER},
     {TESSERA__REQUEST__MSG_JOB_QUERY, "count", handle_count, RPC_ROLE_USER},
+    {TESSERA__REQUEST__MSG_NODE_UPDATE, "admin_only", handle_admin_only, RPC_ROLE_ADMIN},
 };
 #define NHANDLERS (sizeof(handlers) / sizeof(handlers[0]))
 
@@ -1228,6 +1237,18 @@ static void test_per_user_cap(void **state)
     server_free(s);
 }
 
+/* Send req on a foreign session's connection, sealed with its key. */
+static void foreign_send(struct foreign *f, int fd, const Tessera__Request *req)
+{
+    size_t blen = tessera__request__get_packed_size(req), len;
+    uint8_t *body = malloc(blen), *payload = NULL;
+    tessera__request__pack(req, body);
+    assert_int_equal(wire_seal(&f->session, body, blen, NULL, &payload, &len), TS_OK);
+    raw_send_frame(fd, payload, len);
+    free(payload);
+    free(body);
+}
+
 static void test_idle_deadline(void **state)
 {
     if (geteuid() != 0)
@@ -1248,15 +1269,10 @@ static void test_idle_deadline(void **state)
     req.id = 8;
     req.msg_case = TESSERA__REQUEST__MSG_SCHEDULE;
     req.schedule = &sc;
-    size_t blen = tessera__request__get_packed_size(&req), len;
-    uint8_t *body = malloc(blen), *payload = NULL;
-    tessera__request__pack(&req, body);
-    assert_int_equal(wire_seal(&f[1].session, body, blen, NULL, &payload, &len), TS_OK);
-    raw_send_frame(fd, payload, len);
-    free(payload);
-    free(body);
+    foreign_send(&f[1], fd, &req);
     assert_false(closed_by_server(fd, 1000));
     assert_true(held_peer_alive(s) == 1); /* answers it (an error) */
+    size_t len;
     uint8_t *reply = raw_recv_frame(fd, &len);
     assert_non_null(reply);
     free(reply);
@@ -1272,6 +1288,55 @@ static void test_idle_deadline(void **state)
     assert_int_equal(s->stats.timed_out, 2);
     for (int i = 0; i < 2; i++)
         free(f[i].first);
+    server_free(s);
+}
+
+/* A request whose role the caller lacks is refused by the dispatcher, before its handler
+ * runs; the connection stays open. Without roles_of, root holds every role. */
+static void test_role_refused_before_handler(void **state)
+{
+    if (geteuid() != 0)
+        skip();
+    struct server *s = server_start_with((struct rpc_server_config){0});
+    Tessera__NodeUpdateRequest nu = TESSERA__NODE_UPDATE_REQUEST__INIT;
+    Tessera__Request req = TESSERA__REQUEST__INIT;
+    req.id = 9;
+    req.msg_case = TESSERA__REQUEST__MSG_NODE_UPDATE;
+    req.node_update = &nu;
+    __atomic_store_n(&admin_only_calls, 0, __ATOMIC_SEQ_CST);
+    /* another user: error 10, the handler not called, the connection still serving */
+    struct foreign f;
+    foreign_sessions(&f, 1);
+    int fd;
+    assert_int_equal(foreign_open(s, &f, &fd), TS_OK);
+    foreign_send(&f, fd, &req);
+    size_t len;
+    uint8_t *reply = raw_recv_frame(fd, &len);
+    assert_non_null(reply);
+    Tessera__Envelope *env = NULL;
+    assert_int_equal(wire_unpack(reply, len, &env), TS_OK);
+    assert_int_equal(wire_verify(&f.session, env), TS_OK);
+    Tessera__Response *r = tessera__response__unpack(NULL, env->body.len, env->body.data);
+    assert_non_null(r);
+    assert_non_null(r->error);
+    assert_int_equal(r->error->code, TS_EPERM);
+    assert_string_equal(r->error->text, "Access/permission denied");
+    tessera__response__free_unpacked(r, NULL);
+    tessera__envelope__free_unpacked(env, NULL);
+    free(reply);
+    assert_int_equal(__atomic_load_n(&admin_only_calls, __ATOMIC_SEQ_CST), 0);
+    assert_false(closed_by_server(fd, 200));
+    close(fd);
+    free(f.first);
+    /* root: answered by the handler */
+    struct rpc_client *cli = client(s->port);
+    Tessera__Response *resp = NULL;
+    assert_int_equal(rpc_client_call(cli, &req, &resp), TS_OK);
+    assert_null(resp->error);
+    assert_int_equal(resp->msg_case, TESSERA__RESPONSE__MSG_PING);
+    tessera__response__free_unpacked(resp, NULL);
+    rpc_client_close(cli);
+    assert_int_equal(__atomic_load_n(&admin_only_calls, __ATOMIC_SEQ_CST), 1);
     server_free(s);
 }
 
@@ -1358,6 +1423,7 @@ int main(void)
         cmocka_unit_test(test_flood_of_bytes),
         cmocka_unit_test(test_per_user_cap),
         cmocka_unit_test(test_idle_deadline),
+        cmocka_unit_test(test_role_refused_before_handler),
         cmocka_unit_test(test_partial_frame_deadline),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
