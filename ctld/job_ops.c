@@ -1,6 +1,6 @@
 /* Job life in the controller: who may act on a job, pending reasons, priorities, and the
  * actions of scancel and scontrol (cancel, signal, hold, release, requeue, suspend,
- * resume) with SPEC 1.3's rules for het jobs. docs/job-states.md has the state table.
+ * resume) with docs/01-hetjob.md §4's rules for het jobs. docs/job-states.md has the state table.
  *
  * Every action first checks every component it would touch and changes nothing when one
  * check fails, so a refused action leaves the job exactly as it was.
@@ -239,8 +239,8 @@ static void apply_started(const struct action *a, struct job **targets, int n, i
     }
 }
 
-/* Requeue, suspend and resume take a whole job by its leader (SPEC 1.3). Slurm's answers
- * for a component: requeue "93+1" is an invalid id, requeue "94" names a non-leader;
+/* Requeue, suspend and resume take a whole job by its leader (docs/01-hetjob.md §4.3). Slurm's
+ * answers for a component: requeue "93+1" is an invalid id, requeue "94" names a non-leader;
  * suspend and resume refuse an individual component. */
 static int leader_only(const struct action *a, const char *text)
 {
