@@ -4,9 +4,12 @@
  * component's JSON file with the pass number, the unit's place in the queue, whether the
  * cycle was a backfill one and the component's candidate CPUs. A chain stops at its first
  * non-zero exit (a time-out or a missing filter counts as 2); its passed filters are then
- * undone, last first. The unit starts on the candidate resources only when every chain
- * passed (then nothing is undone); otherwise the passed chains are undone too and the
- * strongest verdict stands on the unit: fail (4) > hold (3) > block (1) > reserve (2).
+ * undone, last first. When every chain passed the unit stands "start": the next
+ * scheduling cycle starts it on the candidate resources through the same checks as any
+ * other start (they still fit, no running-job limit holds it back: ctld/sched.c), and
+ * nothing is undone; a cycle that does not start it has every chain undone and the
+ * filters asked again. Otherwise the passed chains are undone too and the strongest
+ * verdict stands on the unit: fail (4) > hold (3) > block (1) > reserve (2).
  *
  * The standing verdict lives here, by leader id, until the filters may be asked again:
  * FilterRetryInterval seconds after a block or reserve, at HoldUntil (or after
@@ -56,6 +59,7 @@ struct activation {
     time_t retry_at;        /* the filters may be asked again from then */
     int asked;              /* a cycle was triggered for the retry */
     int running;            /* chains or undos in flight */
+    int passed;             /* every chain passed: "start" stands until a cycle acts */
     int undoing_all;        /* every chain passed but the unit did not start: undo all */
     int then_drop;          /* ... and then forget it (else: ask again at once) */
     int stale;              /* a reconfigure came while its filters ran */
@@ -149,28 +153,13 @@ static int64_t hold_until(struct job *lead)
     return until;
 }
 
-/* Every chain passed: start the unit where the filters agreed to, HoldUntil cleared. */
-static int start_unit(struct activation *a, struct job *lead)
-{
-    struct ctld *c = a->c;
-    if (!sched_unit_fits(c, lead, a->allocs))
-        return TS_EBUSY;
-    for (size_t i = 0; i < job_ncomponents(lead); i++) {
-        Tessera__JobRecord *r = job_component(lead, i)->rec;
-        r->desc->has_hold_until = 0; /* saved with the start */
-        r->desc->hold_until = 0;
-        r->expected_start = 0;
-    }
-    log_info("job %u: activation filters passed; starting it", a->job_id);
-    return job_start_unit(c, lead, a->allocs);
-}
-
 static void step(struct activation *a);
 
 /* The filters passed but the unit will not start after all: every chain is undone (they
  * may have taken something), then the unit is forgotten (drop) or asked again at once. */
 static void undo_everything(struct activation *a, int drop_after)
 {
+    a->passed = 0;
     a->undoing_all = 1;
     a->then_drop = drop_after;
     for (size_t i = 0; i < a->ncomp; i++)
@@ -223,8 +212,12 @@ static void conclude(struct activation *a)
     int pending = lead && lead->leader == lead &&
                   lead->rec->state == TESSERA__JOB_STATE__JOB_PENDING;
     if (all_passed) {
-        if (still_startable(a, lead, now) && start_unit(a, lead) == TS_OK) {
-            drop(a);
+        if (still_startable(a, lead, now)) {
+            /* "start" stands; the cycle asked for now starts it through its checks */
+            a->passed = 1;
+            log_info("job %u: activation filters passed; it starts in the next cycle",
+                     a->job_id);
+            sched_trigger(c, SCHED_TRIGGER_NEW);
             return;
         }
         log_info("job %u: activation filters passed, but it cannot start now (%s)", a->job_id,
@@ -425,8 +418,8 @@ void filter_activate_start(struct ctld *c, struct job *lead, const struct select
                            uint64_t pass, size_t position, int backfill)
 {
     struct activation *a = find(c, lead->rec->job_id);
-    if (a && a->running)
-        return; /* its filters are being asked already */
+    if (a && (a->running || a->passed))
+        return; /* its filters are being asked already, or agreed already */
     if (a && a->standing != SCHED_ACT_NONE && time(NULL) < a->retry_at)
         return; /* a verdict came after the cycle's snapshot: it stands until its time */
     if (!a) {
@@ -481,7 +474,57 @@ void filter_activate_unit(struct ctld *c, struct job *lead, time_t now, struct s
     u->kept = a->standing == SCHED_ACT_RESERVE ? a->allocs : NULL;
     if (u->activation == SCHED_ACT_RESERVE && !u->kept)
         u->activation = SCHED_ACT_NONE; /* nothing to keep (dropped by a reconfigure) */
-    u->retry = !a->running && a->standing != SCHED_ACT_FAIL && now >= a->retry_at;
+    u->retry = !a->running && !a->passed && a->standing != SCHED_ACT_FAIL &&
+               now >= a->retry_at;
+}
+
+struct select_alloc *filter_activate_passed(struct ctld *c, struct job *lead)
+{
+    struct activation *a = find(c, lead->rec->job_id);
+    return a && a->passed ? a->allocs : NULL;
+}
+
+void filter_activate_starting(struct ctld *c, struct job *lead)
+{
+    (void)c;
+    for (size_t i = 0; i < job_ncomponents(lead); i++) {
+        Tessera__JobDesc *d = job_component(lead, i)->rec->desc;
+        d->has_hold_until = 0; /* saved with the start */
+        d->hold_until = 0;
+    }
+    log_info("job %u: activation filters passed; starting it", lead->rec->job_id);
+}
+
+/* A "start" verdict the cycle acted on: forgotten once started, else undone. */
+static void settle(struct activation *a, int started)
+{
+    if (started) {
+        drop(a);
+        return;
+    }
+    struct job *lead = job_find(&a->c->jobs, a->job_id);
+    int pending = lead && lead->rec->state == TESSERA__JOB_STATE__JOB_PENDING;
+    log_info("job %u: activation filters passed, but it did not start (%s)", a->job_id,
+             !pending ? "no longer pending" : "held back, changed, or its resources went");
+    undo_everything(a, !pending);
+}
+
+void filter_activate_settled(struct ctld *c, struct job *lead, int started)
+{
+    struct activation *a = find(c, lead->rec->job_id);
+    if (a && a->passed)
+        settle(a, started);
+}
+
+void filter_activate_settle_all(struct ctld *c)
+{
+    struct activation *a = c->activations;
+    while (a) {
+        struct activation *next = a->next; /* a may be dropped */
+        if (a->passed)
+            settle(a, 0);
+        a = next;
+    }
 }
 
 void filter_activate_housekeeping(struct ctld *c, time_t now)
@@ -491,7 +534,10 @@ void filter_activate_housekeeping(struct ctld *c, time_t now)
         struct activation *next = a->next;
         struct job *lead = job_find(&c->jobs, a->job_id);
         if (!a->running && (!lead || lead->rec->state != TESSERA__JOB_STATE__JOB_PENDING)) {
-            drop(a);
+            if (a->passed)
+                settle(a, 0); /* gone before a cycle started it: undone, then dropped */
+            else
+                drop(a);
         } else if (!a->running && !a->asked && now >= a->retry_at) {
             a->asked = 1; /* one cycle decides it again; its start asks the filters */
             sched_trigger(c, SCHED_TRIGGER_NEW);
@@ -513,9 +559,15 @@ void filter_activate_hold_changed(struct ctld *c, struct job *lead)
 
 void filter_activate_reconfigured(struct ctld *c)
 {
-    for (struct activation *a = c->activations; a; a = a->next) {
+    struct activation *next;
+    for (struct activation *a = c->activations; a; a = next) {
+        next = a->next; /* a may be dropped */
         if (a->running) {
             a->stale = 1; /* its placement used the old nodes: not started on it */
+            continue;
+        }
+        if (a->passed) {
+            settle(a, 0); /* the same: undone and asked again */
             continue;
         }
         free(a->allocs);

@@ -24,6 +24,21 @@ int filter_activate_applies(struct ctld *c, struct job *lead);
 void filter_activate_start(struct ctld *c, struct job *lead, const struct select_alloc *allocs,
                            uint64_t pass, size_t position, int backfill);
 
+/* A unit whose filters all passed stands "start" (SPEC 3.2) until the next scheduling
+ * cycle acts on it, through the checks of every start. The placements they agreed to (one
+ * per component, owned here), or NULL when no "start" stands. In the view it stands as
+ * "reserve", its placements kept, not to be asked again. */
+struct select_alloc *filter_activate_passed(struct ctld *c, struct job *lead);
+/* The cycle starts it there: its HoldUntil is cleared (saved with the start). */
+void filter_activate_starting(struct ctld *c, struct job *lead);
+/* The cycle acted on the "start": once started it is forgotten; not started (the
+ * resources went, a running-job limit holds it back) every filter is undone and asked
+ * again (or the unit forgotten, when no longer pending). */
+void filter_activate_settled(struct ctld *c, struct job *lead, int started);
+/* After an event-driven cycle: every "start" still standing was not in its view (held,
+ * held back by a limit, ...): settled as not started. */
+void filter_activate_settle_all(struct ctld *c);
+
 /* For the scheduler's view: the standing verdict on the unit, whether its filters may be
  * asked again now, and the resources kept for it (valid until the cycle's view is freed;
  * the cycle must not outlive a reconfigure, which drops every kept placement). */

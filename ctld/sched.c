@@ -90,7 +90,7 @@ static int scratch_fit(struct sched_state *s, size_t n)
 
 /* Whether every component's placement still fits the nodes as they are now (the
  * components of a het job may share nodes: what earlier ones take counts). */
-int sched_unit_fits(struct ctld *c, struct job *lead, const struct select_alloc *allocs)
+static int unit_fits(struct ctld *c, struct job *lead, const struct select_alloc *allocs)
 {
     struct sched_state *s = c->sched;
     if (scratch_fit(s, c->nodes.count) != TS_OK)
@@ -198,6 +198,31 @@ void sched_fail_unit(struct ctld *c, struct job *lead)
     }
 }
 
+/* Whether the unit may start on allocs now: they still fit the nodes, and no running-job
+ * limit holds it back, counting what runs and the cycle's earlier starts (lc). */
+static int may_start(struct ctld *c, struct limit_counts *lc, struct job *lead,
+                     const struct select_alloc *allocs)
+{
+    return unit_fits(c, lead, allocs) && sched_limits_allow(c, lc, lead);
+}
+
+/* The one start path: a unit the plugin placed, or one whose activation filters agreed to
+ * a placement (activated: its standing "start" verdict, SPEC 3.2). Returns 1 if it
+ * started. */
+static int start_unit(struct ctld *c, struct limit_counts *lc, struct job *lead,
+                      struct select_alloc *allocs, int activated)
+{
+    if (!may_start(c, lc, lead, allocs))
+        return 0;
+    if (activated)
+        filter_activate_starting(c, lead);
+    set_expected(lead, 0);
+    if (job_start_unit(c, lead, allocs) != TS_OK)
+        return 0;
+    sched_limits_started(c, lc, lead);
+    return 1;
+}
+
 /* Starts and reasons; a backfill cycle also sets every pending job's expected start.
  * Returns how many units started; *unplanned: a unit waits that no backfill cycle has
  * planned yet. */
@@ -226,33 +251,42 @@ static size_t apply(struct ctld *c, struct cycle *cy, time_t now, int *unplanned
             dropped += d->verdict == SCHED_START;
             continue;
         }
-        if (d->verdict == SCHED_UNDECIDED)
+        /* its activation filters agreed to a start: that verdict stands over the plugin's */
+        struct select_alloc *agreed = filter_activate_passed(c, lead);
+        if (d->verdict == SCHED_UNDECIDED && !agreed)
             continue;
         for (size_t i = 0; i < job_ncomponents(lead); i++)
             job_component(lead, i)->rec->last_sched_eval = now;
         if (backfill)
             lead->bf_cycle = s->bf_cycle_no;
+        if (agreed) {
+            int ok = start_unit(c, lc, lead, agreed, 1);
+            started += ok;
+            dropped += !ok;
+            filter_activate_settled(c, lead, ok); /* not started: undone, asked again */
+            continue;
+        }
         if (d->verdict == SCHED_FAIL) {
             sched_fail_unit(c, lead);
             continue;
         }
-        if (d->verdict == SCHED_START) {
-            if (!sched_unit_fits(c, lead, d->allocs) || !sched_limits_allow(c, lc, lead)) {
+        if (d->verdict == SCHED_START && filter_activate_applies(c, lead)) {
+            if (!may_start(c, lc, lead, d->allocs)) {
                 dropped++;
                 continue;
             }
-            if (filter_activate_applies(c, lead)) {
-                /* its activation filters decide first; the resources wait for it */
-                filter_activate_start(c, lead, d->allocs,
-                                      backfill ? s->bf_cycle_no : s->cycles + 1, u + 1,
-                                      backfill);
-                continue;
-            }
-            set_expected(lead, 0);
-            if (job_start_unit(c, lead, d->allocs) == TS_OK) {
+            /* its activation filters decide first; the resources wait for it, and it
+             * counts against the running-job limits for the rest of this cycle */
+            filter_activate_start(c, lead, d->allocs,
+                                  backfill ? s->bf_cycle_no : s->cycles + 1, u + 1, backfill);
+            sched_limits_started(c, lc, lead);
+            continue;
+        }
+        if (d->verdict == SCHED_START) {
+            if (start_unit(c, lc, lead, d->allocs, 0))
                 started++;
-                sched_limits_started(c, lc, lead);
-            }
+            else
+                dropped++;
             continue;
         }
         for (size_t i = 0; i < job_ncomponents(lead); i++)
@@ -265,6 +299,10 @@ static size_t apply(struct ctld *c, struct cycle *cy, time_t now, int *unplanned
             *unplanned = 1;
     }
     sched_limits_free(lc);
+    /* an event-driven cycle's view is built and applied at once: a "start" verdict that
+     * stood when it was built and did not start (not in the view) is undone */
+    if (!backfill)
+        filter_activate_settle_all(c);
     if (dropped)
         log_debug("scheduler: %zu start%s overtaken by events since the snapshot", dropped,
                   dropped == 1 ? "" : "s");
@@ -285,14 +323,15 @@ static void run_cycle(struct ctld *c, int reason)
     int unplanned = 0;
     if (err) {
         log_error("scheduler: cannot build the cycle's view: %s", ts_strerror(err));
-    } else if (cy.nunits) {
+    } else {
         cy.view.select = s->select;
         /* the timed cycle and the administrator's look at the whole queue (Slurm's
          * default_queue_depth bounds the others) */
         cy.view.full_queue = reason == SCHED_TRIGGER_TIME || reason == SCHED_TRIGGER_CMD ||
                              reason == SCHED_TRIGGER_FIRST;
-        s->sched->schedule(s->plugin_state, &cy.view, cy.decisions);
-        started = apply(c, &cy, now, &unplanned);
+        if (cy.nunits)
+            s->sched->schedule(s->plugin_state, &cy.view, cy.decisions);
+        started = apply(c, &cy, now, &unplanned); /* with no unit: standing verdicts */
     }
     s->last_queue = cy.nunits;
     sched_cycle_free(&cy);

@@ -37,9 +37,6 @@ int sched_estimate(struct ctld *c, Tessera__JobDesc *const *descs, size_t n,
 void sched_trigger(struct ctld *c, enum sched_trigger why);
 /* An activation filter failed the unit: it ends FAILED and says why. */
 void sched_fail_unit(struct ctld *c, struct job *lead);
-/* Whether the unit's placements (one per component) fit the nodes as they are now. */
-struct select_alloc;
-int sched_unit_fits(struct ctld *c, struct job *lead, const struct select_alloc *allocs);
 /* scontrol show sched. Strings point into static storage; triggers into *storage. */
 void sched_fill_stats(struct ctld *c, Tessera__SchedStatsResponse *out,
                       Tessera__SchedTrigger *storage, Tessera__SchedTrigger **ptrs);
