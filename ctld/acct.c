@@ -145,8 +145,11 @@ static void write_job(struct ctld *c, struct job *j, Tessera__AcctJob *a)
                   ts_strerror(err));
 }
 
-void acct_job_saved(struct ctld *c, struct job *j)
+void acct_job_changed(struct ctld *c, const struct job_change *ch)
 {
+    if (ch->kind != JOB_CHANGE_SAVED || !ch->stored)
+        return; /* only a record in the batch gets its accounting record there */
+    struct job *j = ch->job;
     const Tessera__JobRecord *r = j->rec;
     if (r->state == TESSERA__JOB_STATE__JOB_PENDING)
         return; /* pending jobs are answered from memory */

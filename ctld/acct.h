@@ -15,9 +15,11 @@ struct step;
 /* At start-up, after the state: read the span counter. */
 int acct_init(struct ctld *c, char *errbuf, size_t errlen);
 
-/* A component was saved (job_save): when it started, ended or was requeued since the
- * last record, queue its record (and a batch job's script step) with the change. */
-void acct_job_saved(struct ctld *c, struct job *j);
+/* Accounting's observer of job changes (ctld/job_change.h): when a component's record
+ * was queued (job_save) and it started, ended or was requeued since the last accounting
+ * record, queue its record (and a batch job's script step) in the same batch. */
+struct job_change;
+void acct_job_changed(struct ctld *c, const struct job_change *ch);
 /* The unit's run ends in a requeue: record each component's run as REQUEUED before the
  * component is reset to pending. */
 void acct_job_requeued(struct ctld *c, struct job *j, time_t now);

@@ -177,6 +177,16 @@ static int start_server(struct ctld *c, uint16_t port, char *errbuf, size_t errl
     return err;
 }
 
+int ctld_observe_jobs(struct ctld *c)
+{
+    job_observer_fn *const order[] = {acct_job_changed, job_dependency_changed,
+                                      step_job_changed, job_alloc_changed, sched_job_changed};
+    int err = TS_OK;
+    for (size_t i = 0; !err && i < sizeof(order) / sizeof(order[0]); i++)
+        err = job_change_observe(c, order[i]);
+    return err;
+}
+
 int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf, size_t errlen)
 {
     errbuf[0] = '\0';
@@ -188,6 +198,8 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
         return TS_ENOMEM;
     c->start_time = time(NULL);
     int err = job_table_init(&c->jobs);
+    if (!err)
+        err = ctld_observe_jobs(c);
     if (err)
         goto error;
     err = TS_ENOMEM;

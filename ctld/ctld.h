@@ -8,6 +8,7 @@
 
 #include "common/rpc/rpc_server.h"
 #include "ctld/job.h"
+#include "ctld/job_change.h"
 #include "ctld/node.h"
 
 #include <stddef.h>
@@ -51,6 +52,10 @@ struct ctld {
     struct job_table jobs;
     struct node_table nodes;      /* ctld/node.h */
     struct sched_state *sched;    /* ctld/sched.c */
+
+    /* who hears of job changes, in order (ctld/job_change.h; ctld_observe_jobs) */
+    job_observer_fn *job_observers[JOB_OBSERVERS_MAX];
+    size_t njob_observers;
 
     /* salloc's requests waiting for an allocation or its end (ctld/job_alloc.c) */
     struct alloc_waiter *alloc_waiters;
@@ -99,6 +104,10 @@ int ctld_run(struct ctld *c);
 /* Stop serving, commit what is queued, close the state. Not TS_OK when changes could not
  * be committed and were given up (none of them had been acknowledged). */
 int ctld_destroy(struct ctld *c);
+
+/* Register the observers of job changes in their documented order (ctld/job_change.h):
+ * accounting, dependencies, steps, allocation waiters, the scheduler. */
+int ctld_observe_jobs(struct ctld *c);
 
 /* Re-read the configuration file (SIGHUP, scontrol reconfigure). Keeps the old one and
  * returns an error when the new one is wrong. */

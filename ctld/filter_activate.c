@@ -21,7 +21,7 @@
 #include "ctld/ctld.h"
 #include "ctld/filter_run.h"
 #include "ctld/job.h"
-#include "ctld/sched.h"
+#include "ctld/job_change.h"
 
 #include "common/conf/conf.h"
 #include "common/job/jobstate.h"
@@ -122,6 +122,17 @@ int filter_activate_applies(struct ctld *c, struct job *lead)
 /* ------------------------------------------------------------------------------------ */
 /* the verdict */
 
+void filter_activate_fail_unit(struct ctld *c, struct job *lead)
+{
+    job_end_unit(c, lead, TESSERA__JOB_STATE__JOB_FAILED, 0);
+    for (size_t i = 0; i < job_ncomponents(lead); i++) {
+        struct job *j = job_component(lead, i);
+        j->rec->reason = JOB_REASON_ACTIVATION_FAILED;
+        pbutil_set_string(&j->rec->state_desc, "activation filter failed the job");
+        job_save(c, j);
+    }
+}
+
 /* The order of strength of docs/05-filters.md §3.4: fail > hold > block > reserve. */
 static int strength(int exit)
 {
@@ -167,7 +178,7 @@ static void undo_everything(struct activation *a, int drop_after)
     step(a);
 }
 
-static void ask_again_now(struct activation *a)
+static void ask_again_now(struct activation *a, struct job *lead)
 {
     free(a->allocs);
     free(a->slots);
@@ -177,7 +188,7 @@ static void ask_again_now(struct activation *a)
     a->retry_at = time(NULL);
     a->asked = 0;
     a->stale = 0;
-    sched_trigger(a->c, SCHED_TRIGGER_NEW);
+    job_changed_waiting(a->c, lead);
 }
 
 /* Whether the unit may still start as it was when its filters were asked. */
@@ -199,7 +210,7 @@ static void conclude(struct activation *a)
         if (a->then_drop || !lead || lead->rec->state != TESSERA__JOB_STATE__JOB_PENDING)
             drop(a);
         else
-            ask_again_now(a);
+            ask_again_now(a, lead);
         return;
     }
     int worst = 0, all_passed = 1;
@@ -217,7 +228,7 @@ static void conclude(struct activation *a)
             a->passed = 1;
             log_info("job %u: activation filters passed; it starts in the next cycle",
                      a->job_id);
-            sched_trigger(c, SCHED_TRIGGER_NEW);
+            job_changed_waiting(c, lead);
             return;
         }
         log_info("job %u: activation filters passed, but it cannot start now (%s)", a->job_id,
@@ -231,7 +242,7 @@ static void conclude(struct activation *a)
         return;
     }
     if (a->stale) {
-        ask_again_now(a); /* the nodes changed under it: its placement means nothing now */
+        ask_again_now(a, lead); /* the nodes changed: its placement means nothing now */
         return;
     }
     a->asked = 0;
@@ -239,7 +250,7 @@ static void conclude(struct activation *a)
     case 4:
         log_info("job %u: an activation filter failed it", a->job_id);
         drop(a);
-        sched_fail_unit(c, lead);
+        filter_activate_fail_unit(c, lead);
         return;
     case 3: {
         int64_t until = hold_until(lead);
@@ -261,7 +272,7 @@ static void conclude(struct activation *a)
     }
     log_info("job %u: activation filter verdict %d; asked again at %lld", a->job_id, worst,
              (long long)a->retry_at);
-    sched_trigger(c, SCHED_TRIGGER_NEW); /* a block or a hold changes what may start */
+    job_changed_waiting(c, lead); /* a block or a hold changes what may start */
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -540,7 +551,7 @@ void filter_activate_housekeeping(struct ctld *c, time_t now)
                 drop(a);
         } else if (!a->running && !a->asked && now >= a->retry_at) {
             a->asked = 1; /* one cycle decides it again; its start asks the filters */
-            sched_trigger(c, SCHED_TRIGGER_NEW);
+            job_changed_waiting(c, lead);
         }
         a = next;
     }

@@ -13,6 +13,9 @@
 struct ctld;
 struct job;
 
+/* A filter failed the unit (exit 4, now or standing): it ends FAILED and says why. */
+void filter_activate_fail_unit(struct ctld *c, struct job *lead);
+
 /* Whether any component of the unit has activation filters. */
 int filter_activate_applies(struct ctld *c, struct job *lead);
 

@@ -194,8 +194,10 @@ int job_dependency_state(const struct ctld *c, const struct job *j, time_t now);
 /* (Re)read j's unit's dependency text and index it; after it is inserted, updated or
  * loaded (a text that no longer parses is never satisfied). TS_OK or TS_ENOMEM. */
 int job_dependency_attach(struct ctld *c, struct job *j);
-/* j was saved: the units depending on its unit answer again (job_save calls it). */
-void job_dependency_changed(struct ctld *c, struct job *j);
+/* The dependencies' observer of job changes (ctld/job_change.h): when j was saved, the
+ * units depending on its unit answer again. */
+struct job_change;
+void job_dependency_changed(struct ctld *c, const struct job_change *ch);
 /* j leaves the table (job_table_remove calls it); the indexes, and the table's end. */
 void job_deps_forget(struct job_table *t, struct job *j);
 void job_deps_free(struct job_table *t);
@@ -255,8 +257,9 @@ void job_finish_allocation(struct ctld *c, struct job *leader, Tessera__JobState
 
 /* --- interactive allocations (ctld/job_alloc.c) ------------------------------------- */
 
-/* A job changed (job_save calls it): waiters whose job reached its state are answered. */
-void job_alloc_changed(struct ctld *c);
+/* The allocation waiters' observer of job changes (ctld/job_change.h): when a job was
+ * saved or forgotten, waiters whose job reached its state are answered. */
+void job_alloc_changed(struct ctld *c, const struct job_change *ch);
 /* Drop the waiters (at shutdown). */
 void job_alloc_fini(struct ctld *c);
 /* An allocation without a script started: nobody waiting for it must claim it soon. */

@@ -201,9 +201,10 @@ void job_alloc_housekeeping(struct ctld *c, time_t now)
     }
 }
 
-void job_alloc_changed(struct ctld *c)
+void job_alloc_changed(struct ctld *c, const struct job_change *ch)
 {
-    if (!c->alloc_waiters || c->alloc_check_posted)
+    if ((ch->kind != JOB_CHANGE_SAVED && ch->kind != JOB_CHANGE_FORGOTTEN) ||
+        !c->alloc_waiters || c->alloc_check_posted)
         return;
     if (loop_post(c->loop, check_waiters, c) == TS_OK)
         c->alloc_check_posted = 1;

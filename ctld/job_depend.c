@@ -484,8 +484,11 @@ int job_dependency_attach(struct ctld *c, struct job *j)
     return err;
 }
 
-void job_dependency_changed(struct ctld *c, struct job *j)
+void job_dependency_changed(struct ctld *c, const struct job_change *ch)
 {
+    if (ch->kind != JOB_CHANGE_SAVED)
+        return; /* a forgotten unit's dependents learnt it from job_deps_forget */
+    struct job *j = ch->job;
     notify_dependents(&c->jobs, j->leader->rec->job_id);
     name_sync(&c->jobs, j->leader); /* out of memory: the unit is left out of singleton */
 }

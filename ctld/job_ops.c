@@ -8,6 +8,7 @@
 #include "ctld/ctld.h"
 #include "ctld/job.h"
 #include "ctld/node.h"
+#include "ctld/job_change.h"
 #include "ctld/sched.h"
 #include "ctld/step.h"
 
@@ -193,7 +194,7 @@ static void apply_pending(const struct action *a, struct job *j)
     case TESSERA__JOB_ACTION__JOB_ACTION_RELEASE:
         r->hold = 0;
         release_priority(r);
-        sched_trigger(a->c, SCHED_TRIGGER_NEW);
+        job_changed_waiting(a->c, j->leader);
         break;
     default:
         break;
@@ -421,7 +422,7 @@ void job_housekeeping(struct ctld *c, time_t now)
             job_update_reason(c, j, now);
             if (eligible != j->rec->eligible_time) {
                 job_save(c, j);
-                sched_trigger(c, SCHED_TRIGGER_NEW); /* a begin time or dependency passed */
+                job_changed_waiting(c, j->leader); /* a begin time or dependency passed */
             }
         } else if (j->leader == j && unit_expired(c, j, now)) {
             /* skip past the unit's other components before they are freed */

@@ -11,7 +11,7 @@
 #include "ctld/fairshare_usage.h"
 #include "ctld/job.h"
 #include "ctld/node.h"
-#include "ctld/sched.h"
+#include "ctld/job_change.h"
 #include "ctld/step.h"
 
 #include "common/conf/conf.h"
@@ -147,11 +147,10 @@ void job_end_unit(struct ctld *c, struct job *leader, Tessera__JobState state, i
     time_t now = time(NULL);
     for (size_t i = 0; i < job_ncomponents(leader); i++)
         finish_component(c, job_component(leader, i), state, i == 0 ? status : 0, now);
-    step_unit_ended(c, leader, now);
+    job_changed_ended(c, leader, now); /* its steps end with it; its resources are free */
     log_info("job %u ended: %s (exit %d:%d)", leader->rec->job_id, jobstate_name(state),
              WIFEXITED(status) ? WEXITSTATUS(status) : 0,
              WIFSIGNALED(status) ? WTERMSIG(status) : 0);
-    sched_trigger(c, SCHED_TRIGGER_TERM);
 }
 
 void job_requeue_unit(struct ctld *c, struct job *leader)
@@ -186,7 +185,7 @@ void job_requeue_unit(struct ctld *c, struct job *leader)
         job_save(c, j);
     }
     log_info("job %u requeued", leader->rec->job_id);
-    sched_trigger(c, SCHED_TRIGGER_NEW);
+    job_changed_waiting(c, leader);
 }
 
 /* The ending a terminate was for, once nothing of the unit runs any more. */
@@ -230,7 +229,7 @@ void job_end_component(struct ctld *c, struct job *j, Tessera__JobState state)
 {
     signal_component(c, j, SIGTERM, 1, ALL_PROCESSES);
     finish_component(c, j, state, 0, time(NULL));
-    sched_trigger(c, SCHED_TRIGGER_TERM);
+    job_changed_freed(c, j->leader);
 }
 
 static int set_node_list(Tessera__JobRecord *r);
@@ -260,7 +259,7 @@ int job_shrink_component(struct ctld *c, struct job *j, uint32_t keep)
     r->desc->has_min_nodes = r->desc->has_max_nodes = 1;
     r->desc->min_nodes = r->desc->max_nodes = keep;
     log_info("job %u: shrunk to %u node(s)", r->job_id, keep);
-    sched_trigger(c, SCHED_TRIGGER_TERM);
+    job_changed_freed(c, j->leader);
     return set_node_list(r);
 }
 

@@ -3,6 +3,7 @@
 #include "ctld/acct.h"
 #include "ctld/ctld.h"
 #include "ctld/job.h"
+#include "ctld/job_change.h"
 #include "ctld/step.h"
 
 #include "common/util/errors.h"
@@ -23,10 +24,9 @@ int job_save(struct ctld *c, struct job *j)
     store_key_u64(key, j->rec->job_id);
     int err = store_put(c->store, STORE_DB_JOBS, key, sizeof(key), buf, len);
     free(buf);
-    if (!err)
-        acct_job_saved(c, j); /* into the same batch: one commit holds both */
-    job_dependency_changed(c, j);
-    job_alloc_changed(c);
+    struct job_change ch = {.kind = JOB_CHANGE_SAVED, .job_id = j->rec->job_id, .job = j,
+                            .stored = err == TS_OK};
+    job_changed(c, &ch); /* accounting's record goes into the same batch: one commit */
     return err;
 }
 
@@ -34,10 +34,11 @@ int job_forget(struct ctld *c, struct job *j)
 {
     step_free_all(c, j, 1);
     uint8_t key[8];
+    struct job_change ch = {.kind = JOB_CHANGE_FORGOTTEN, .job_id = j->rec->job_id};
     store_key_u64(key, j->rec->job_id);
     int err = store_del(c->store, STORE_DB_JOBS, key, sizeof(key));
     job_table_remove(&c->jobs, j);
-    job_alloc_changed(c);
+    job_changed(c, &ch);
     return err;
 }
 

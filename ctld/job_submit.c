@@ -5,7 +5,7 @@
 #include "ctld/ctld.h"
 #include "ctld/job.h"
 #include "ctld/node.h"
-#include "ctld/sched.h"
+#include "ctld/job_change.h"
 
 #include "common/conf/conf.h"
 #include "common/job/jobstate.h"
@@ -377,7 +377,7 @@ static int create_jobs(struct ctld *c, const Tessera__SubmitRequest *req,
     if (!err)
         err = ctld_state_save_next_job_id(c);
     *leader_id = first;
-    sched_trigger(c, SCHED_TRIGGER_NEW);
+    job_changed_waiting(c, leader);
     return err;
 }
 

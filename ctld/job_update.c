@@ -8,7 +8,7 @@
 #include "ctld/ctld.h"
 #include "ctld/filter_activate.h"
 #include "ctld/job.h"
-#include "ctld/sched.h"
+#include "ctld/job_change.h"
 
 #include "common/conf/conf.h"
 #include "common/job/jobstate.h"
@@ -340,7 +340,8 @@ int job_update(struct ctld *c, const Tessera__JobUpdateRequest *u, uid_t uid, ch
         if (u->changes->has_hold_until) /* a standing hold lasts until the new time */
             for (int i = 0; i < n; i++)
                 filter_activate_hold_changed(c, targets[i]->leader);
-        sched_trigger(c, SCHED_TRIGGER_NEW);
+        for (int i = 0; i < n; i++)
+            job_changed_waiting(c, targets[i]->leader);
     }
     return err;
 }

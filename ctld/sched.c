@@ -4,6 +4,7 @@
 
 #include "ctld/ctld.h"
 #include "ctld/job.h"
+#include "ctld/job_change.h"
 #include "ctld/node.h"
 #include "ctld/sched_int.h"
 #include "ctld/store_guard.h"
@@ -187,17 +188,6 @@ static void set_sched_nodes(const struct cycle *cy, struct job *lead,
     }
 }
 
-void sched_fail_unit(struct ctld *c, struct job *lead)
-{
-    job_end_unit(c, lead, TESSERA__JOB_STATE__JOB_FAILED, 0);
-    for (size_t i = 0; i < job_ncomponents(lead); i++) {
-        struct job *j = job_component(lead, i);
-        j->rec->reason = JOB_REASON_ACTIVATION_FAILED;
-        pbutil_set_string(&j->rec->state_desc, "activation filter failed the job");
-        job_save(c, j);
-    }
-}
-
 /* Whether the unit may start on allocs now: they still fit the nodes, and no running-job
  * limit holds it back, counting what runs and the cycle's earlier starts (lc). */
 static int may_start(struct ctld *c, struct limit_counts *lc, struct job *lead,
@@ -267,7 +257,7 @@ static size_t apply(struct ctld *c, struct cycle *cy, time_t now, int *unplanned
             continue;
         }
         if (d->verdict == SCHED_FAIL) {
-            sched_fail_unit(c, lead);
+            filter_activate_fail_unit(c, lead);
             continue;
         }
         if (d->verdict == SCHED_START && filter_activate_applies(c, lead)) {
@@ -359,6 +349,14 @@ static void queued_fired(struct loop *loop, struct loop_timer *t, void *arg)
     struct ctld *c = arg;
     c->sched->queued = NULL;
     run_cycle(c, c->sched->queued_reason);
+}
+
+void sched_job_changed(struct ctld *c, const struct job_change *ch)
+{
+    if (ch->kind == JOB_CHANGE_WAITING)
+        sched_trigger(c, SCHED_TRIGGER_NEW);
+    else if (ch->kind == JOB_CHANGE_ENDED || ch->kind == JOB_CHANGE_FREED)
+        sched_trigger(c, SCHED_TRIGGER_TERM);
 }
 
 void sched_trigger(struct ctld *c, enum sched_trigger why)

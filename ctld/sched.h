@@ -35,8 +35,10 @@ int sched_estimate(struct ctld *c, Tessera__JobDesc *const *descs, size_t n,
                    Tessera__SubmitResponse *out);
 /* Ask for a cycle. */
 void sched_trigger(struct ctld *c, enum sched_trigger why);
-/* An activation filter failed the unit: it ends FAILED and says why. */
-void sched_fail_unit(struct ctld *c, struct job *lead);
+/* The scheduler's observer of job changes (ctld/job_change.h): a cycle when a unit may
+ * start (SCHED_TRIGGER_NEW) or a unit gave resources back (SCHED_TRIGGER_TERM). */
+struct job_change;
+void sched_job_changed(struct ctld *c, const struct job_change *ch);
 /* scontrol show sched. Strings point into static storage; triggers into *storage. */
 void sched_fill_stats(struct ctld *c, Tessera__SchedStatsResponse *out,
                       Tessera__SchedTrigger *storage, Tessera__SchedTrigger **ptrs);

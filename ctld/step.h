@@ -53,8 +53,10 @@ void step_node_ended(struct ctld *c, const Tessera__StepCompleteRequest *msg);
  * what that life left) and end there as killed. */
 void step_node_registered(struct ctld *c, const char *node, int64_t boot_time,
                           const uint32_t *running, size_t n);
-/* The unit ended: steps still running end with it (CANCELLED). */
-void step_unit_ended(struct ctld *c, struct job *leader, time_t now);
+/* The steps' observer of job changes (ctld/job_change.h): when a unit ended, its steps
+ * still running end with it (CANCELLED). */
+struct job_change;
+void step_job_changed(struct ctld *c, const struct job_change *ch);
 
 /* scancel JOB.STEP (text as typed: "93.2", "93+1.2"; JOB names one component, a leader's
  * own id component 0): signal the step that component's step id names, or with terminate

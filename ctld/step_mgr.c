@@ -706,8 +706,12 @@ void step_node_registered(struct ctld *c, const char *node, int64_t boot_time,
     }
 }
 
-void step_unit_ended(struct ctld *c, struct job *leader, time_t now)
+void step_job_changed(struct ctld *c, const struct job_change *ch)
 {
+    if (ch->kind != JOB_CHANGE_ENDED)
+        return;
+    struct job *leader = ch->job;
+    time_t now = ch->now;
     for (size_t i = 0; i < job_ncomponents(leader); i++) {
         struct job *cj = job_component(leader, i);
         for (struct step *s = cj->steps; s; s = s->next) {
