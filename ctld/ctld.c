@@ -179,8 +179,10 @@ static int start_server(struct ctld *c, uint16_t port, char *errbuf, size_t errl
 
 int ctld_observe_jobs(struct ctld *c)
 {
-    job_observer_fn *const order[] = {acct_job_changed, job_dependency_changed,
-                                      step_job_changed, job_alloc_changed, sched_job_changed};
+    job_observer_fn *const order[] = {acct_job_changed,           job_dependency_changed,
+                                      step_job_changed,           job_alloc_changed,
+                                      fairshare_usage_job_changed, filter_activate_job_changed,
+                                      sched_job_changed};
     int err = TS_OK;
     for (size_t i = 0; !err && i < sizeof(order) / sizeof(order[0]); i++)
         err = job_change_observe(c, order[i]);
@@ -346,14 +348,6 @@ static void warn_restart_needed(const struct conf *old, const struct conf *new)
     if ((old->munge_socket == NULL) != (new->munge_socket == NULL) ||
         (old->munge_socket && strcmp(old->munge_socket, new->munge_socket)))
         log_warn("reconfigure: AuthInfo changes take effect at the next restart");
-}
-
-const struct policy_set *ctld_policy_now(const struct ctld *c, time_t now)
-{
-    if (!c->policy)
-        return NULL;
-    enum policy_period p = c->holidays ? holidays_period(c->holidays, now) : POLICY_PRIME;
-    return &c->policy->set[p];
 }
 
 int ctld_reconfigure(struct ctld *c, char *errbuf, size_t errlen)

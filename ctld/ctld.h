@@ -19,6 +19,7 @@ struct conf;
 struct loop;
 struct loop_timer;
 struct sched_state;
+struct sched_priority;
 struct alloc_waiter;
 struct alloc_unclaimed;
 struct cred_key;
@@ -52,6 +53,7 @@ struct ctld {
     struct job_table jobs;
     struct node_table nodes;      /* ctld/node.h */
     struct sched_state *sched;    /* ctld/sched.c */
+    struct sched_priority *priority; /* PriorityType= (ctld/sched_order.c) */
 
     /* who hears of job changes, in order (ctld/job_change.h; ctld_observe_jobs) */
     job_observer_fn *job_observers[JOB_OBSERVERS_MAX];
@@ -106,16 +108,13 @@ int ctld_run(struct ctld *c);
 int ctld_destroy(struct ctld *c);
 
 /* Register the observers of job changes in their documented order (ctld/job_change.h):
- * accounting, dependencies, steps, allocation waiters, the scheduler. */
+ * accounting, dependencies, steps, allocation waiters, fair share, activation filters,
+ * the scheduler. */
 int ctld_observe_jobs(struct ctld *c);
 
 /* Re-read the configuration file (SIGHUP, scontrol reconfigure). Keeps the old one and
  * returns an error when the new one is wrong. */
 int ctld_reconfigure(struct ctld *c, char *errbuf, size_t errlen);
-/* The policy file's values in force at now: prime or non-prime time by HolidaysFile=
- * (always prime without one). NULL without a policy file. */
-struct policy_set;
-const struct policy_set *ctld_policy_now(const struct ctld *c, time_t now);
 
 /* ctld/state.c: load the persistent state at start-up (creating it on first start). */
 int ctld_state_load(struct ctld *c, char *errbuf, size_t errlen);

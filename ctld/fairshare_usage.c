@@ -15,6 +15,7 @@
 
 #include "ctld/ctld.h"
 #include "ctld/job.h"
+#include "ctld/sched.h"
 
 #include "common/conf/conf.h"
 #include "common/rpc/rpc_server.h"
@@ -135,7 +136,7 @@ int fairshare_usage_init(struct ctld *c, struct fairshare *tree, char *errbuf, s
     fu->updated = time(NULL);
     c->fairshare = fu;
     int err = restore(c, errbuf, errlen);
-    const struct policy_set *s = ctld_policy_now(c, fu->updated);
+    const struct policy_set *s = sched_policy_now(c, fu->updated);
     fu->next_sync = time(NULL) + (s ? s->sync_time : 3600);
     return err;
 }
@@ -179,7 +180,7 @@ int fairshare_usage_entity(struct ctld *c, const Tessera__JobRecord *r, time_t n
     struct fairshare_usage *fu = c->fairshare;
     if (!fu)
         return -1;
-    const struct policy_set *s = ctld_policy_now(c, now);
+    const struct policy_set *s = sched_policy_now(c, now);
     enum policy_entity kind = s ? s->fairshare_entity : POLICY_ENTITY_USER;
     /* names through the controller's cache: this runs for every job of every cycle */
     char buf[NAMECACHE_NAME_MAX];
@@ -198,7 +199,7 @@ int fairshare_usage_entity(struct ctld *c, const Tessera__JobRecord *r, time_t n
 
 int fairshare_usage_wanted(const struct ctld *c, time_t now)
 {
-    const struct policy_set *s = ctld_policy_now(c, now);
+    const struct policy_set *s = sched_policy_now(c, now);
     return s && c->fairshare && policy_uses_fair_share(s);
 }
 
@@ -221,10 +222,10 @@ static void charge(struct ctld *c, const Tessera__JobRecord *r, time_t now)
         fairshare_charge(fu->tree, node, (double)r->alloc_cpus * (double)(now - from));
 }
 
-void fairshare_usage_job_stopped(struct ctld *c, const Tessera__JobRecord *r, time_t now)
+void fairshare_usage_job_changed(struct ctld *c, const struct job_change *ch)
 {
-    if (c->fairshare)
-        charge(c, r, now);
+    if (ch->kind == JOB_CHANGE_STOPPING && c->fairshare)
+        charge(c, ch->job->rec, ch->now);
 }
 
 void fairshare_usage_tick(struct ctld *c, time_t now)
@@ -232,7 +233,7 @@ void fairshare_usage_tick(struct ctld *c, time_t now)
     struct fairshare_usage *fu = c->fairshare;
     if (!fu)
         return;
-    const struct policy_set *s = ctld_policy_now(c, now);
+    const struct policy_set *s = sched_policy_now(c, now);
     if (now < fu->updated) {
         fu->updated = now; /* the clock went back: charge from here on */
     } else if (now - fu->updated >= CHARGE_INTERVAL) {
@@ -281,7 +282,7 @@ void ctld_handle_fairshare_query(struct rpc_request *req, const Tessera__Request
         nodes[i].factor = in.factor;
         ptrs[i] = &nodes[i];
     }
-    const struct policy_set *s = ctld_policy_now(c, now);
+    const struct policy_set *s = sched_policy_now(c, now);
     static const char *const entity[] = {"euser", "egroup", "account"};
     Tessera__FairshareQueryResponse r = TESSERA__FAIRSHARE_QUERY_RESPONSE__INIT;
     r.nodes = ptrs;

@@ -31,7 +31,8 @@ void fairshare_usage_fini(struct ctld *c);
 void fairshare_usage_tick(struct ctld *c, time_t now);
 /* A component stops running (it ends or is requeued): charge what it used since the
  * last charge. */
-void fairshare_usage_job_stopped(struct ctld *c, const Tessera__JobRecord *r, time_t now);
+struct job_change;
+void fairshare_usage_job_changed(struct ctld *c, const struct job_change *ch);
 
 /* Whether the current period's policy uses fair share (fair_share: true or a fair_share
  * sort key). */

@@ -557,8 +557,11 @@ void filter_activate_housekeeping(struct ctld *c, time_t now)
     }
 }
 
-void filter_activate_hold_changed(struct ctld *c, struct job *lead)
+void filter_activate_job_changed(struct ctld *c, const struct job_change *ch)
 {
+    if (ch->kind != JOB_CHANGE_HOLD_UNTIL)
+        return;
+    struct job *lead = ch->job;
     struct activation *a = find(c, lead->rec->job_id);
     if (!a || a->running || a->standing != SCHED_ACT_HOLD)
         return;

@@ -51,8 +51,10 @@ void filter_activate_unit(struct ctld *c, struct job *lead, time_t now, struct s
  * units that are gone or no longer pending. */
 void filter_activate_housekeeping(struct ctld *c, time_t now);
 
-/* scontrol update HoldUntil= on the unit: a standing hold now lasts until then. */
-void filter_activate_hold_changed(struct ctld *c, struct job *lead);
+/* The activation filters' observer of job changes (ctld/job_change.h): when the unit's
+ * HoldUntil was set (scontrol update), a standing hold now lasts until then. */
+struct job_change;
+void filter_activate_job_changed(struct ctld *c, const struct job_change *ch);
 
 /* Reconfigure: node indexes may change, so kept placements are dropped (the units are
  * asked again). */

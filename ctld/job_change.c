@@ -25,10 +25,11 @@ void job_changed(struct ctld *c, const struct job_change *ch)
         c->job_observers[i](c, ch);
 }
 
-static void unit_changed(struct ctld *c, enum job_change_kind kind, struct job *leader,
+/* A change of j (a unit's leader or a component, by kind), or of no job (NULL). */
+static void unit_changed(struct ctld *c, enum job_change_kind kind, struct job *j,
                          time_t now)
 {
-    struct job_change ch = {.kind = kind, .job_id = leader->rec->job_id, .job = leader,
+    struct job_change ch = {.kind = kind, .job_id = j ? j->rec->job_id : 0, .job = j,
                             .now = now};
     job_changed(c, &ch);
 }
@@ -46,4 +47,24 @@ void job_changed_freed(struct ctld *c, struct job *leader)
 void job_changed_ended(struct ctld *c, struct job *leader, time_t now)
 {
     unit_changed(c, JOB_CHANGE_ENDED, leader, now);
+}
+
+void job_changed_stopping(struct ctld *c, struct job *j, time_t now)
+{
+    unit_changed(c, JOB_CHANGE_STOPPING, j, now);
+}
+
+void job_changed_hold_until(struct ctld *c, struct job *leader)
+{
+    unit_changed(c, JOB_CHANGE_HOLD_UNTIL, leader, 0);
+}
+
+void job_changed_nodes(struct ctld *c)
+{
+    unit_changed(c, JOB_CHANGE_NODES, NULL, 0);
+}
+
+void job_changed_store_back(struct ctld *c)
+{
+    unit_changed(c, JOB_CHANGE_STORE_BACK, NULL, 0);
 }

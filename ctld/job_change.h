@@ -1,7 +1,9 @@
 /* One notion of "a job changed" in the controller (docs/architecture.md, "Job changes").
  *
  * The job lifecycle (submission, updates, actions, starts, ends, requeues, the activation
- * filters' verdicts) reports each change here, once; the observers registered at start-up
+ * filters' verdicts) reports each change here, once, and so do the two changes outside
+ * jobs that decide what jobs may start on (the nodes, and the store taking commits
+ * again); the observers registered at start-up
  * hear it in the order they were registered, all on the loop thread and before the
  * change's batch is committed (so what they queue is durable with it, and what they
  * answer waits for that commit). The controller registers, in this order
@@ -12,7 +14,10 @@
  *   3. steps (ctld/step_mgr.c): a unit's end ends its steps still running
  *   4. allocation waiters (ctld/job_alloc.c): salloc's waits are looked at again (they
  *      are answered after the commit)
- *   5. the scheduler (ctld/sched.c): a cycle when a unit may start or resources came free
+ *   5. fair share (ctld/fairshare_usage.c): what a component used until it stops running
+ *   6. activation filters (ctld/filter_activate.c): a standing hold follows HoldUntil
+ *   7. the scheduler (ctld/sched.c): a cycle when a unit may start, resources came free,
+ *      the nodes changed or the store takes commits again
  *
  * Each observer acts on the kinds it cares about and ignores the others. The job
  * lifecycle calls nothing else of the observers: they may depend on it, not it on them. */
@@ -35,16 +40,22 @@ enum job_change_kind {
     JOB_CHANGE_ENDED,     /* a unit ended (every component is finished) */
     JOB_CHANGE_FREED,     /* a running unit gave resources back: a component ended alone,
                            * or it shrank */
+    JOB_CHANGE_STOPPING,  /* a running component is about to stop running (it ends, is
+                           * requeued or suspended); its record is still as it ran */
+    JOB_CHANGE_HOLD_UNTIL, /* the unit's HoldUntil was set (scontrol update) */
+    JOB_CHANGE_NODES,     /* no job's: nodes registered, responded again or were updated */
+    JOB_CHANGE_STORE_BACK, /* no job's: commits work again after failing */
 };
 
 struct job_change {
     enum job_change_kind kind;
     uint32_t job_id;      /* the component's id (SAVED, FORGOTTEN), else the leader's */
-    struct job *job;      /* the component (SAVED) or the unit's leader (WAITING, ENDED,
-                           * FREED); NULL for FORGOTTEN, whose component is freed */
+    struct job *job;      /* the component (SAVED, STOPPING) or the unit's leader
+                           * (WAITING, ENDED, FREED, HOLD_UNTIL); NULL for FORGOTTEN (the
+                           * component is freed), NODES and STORE_BACK */
     int stored;           /* SAVED: its record is in the open batch (0: the store refused
                            * it; the change stands in memory) */
-    time_t now;           /* ENDED: the end time */
+    time_t now;           /* ENDED: the end time; STOPPING: the time it stops */
 };
 
 typedef void job_observer_fn(struct ctld *c, const struct job_change *ch);
@@ -63,5 +74,9 @@ void job_changed(struct ctld *c, const struct job_change *ch);
 void job_changed_waiting(struct ctld *c, struct job *leader);
 void job_changed_freed(struct ctld *c, struct job *leader);
 void job_changed_ended(struct ctld *c, struct job *leader, time_t now);
+void job_changed_stopping(struct ctld *c, struct job *j, time_t now);
+void job_changed_hold_until(struct ctld *c, struct job *leader);
+void job_changed_nodes(struct ctld *c);
+void job_changed_store_back(struct ctld *c);
 
 #endif

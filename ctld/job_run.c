@@ -128,7 +128,7 @@ static void finish_component(struct ctld *c, struct job *j, Tessera__JobState st
     Tessera__JobRecord *r = j->rec;
     if (jobstate_is_finished(r->state))
         return;
-    fairshare_usage_job_stopped(c, r, now);
+    job_changed_stopping(c, j, now);
     if (r->state != TESSERA__JOB_STATE__JOB_PENDING)
         node_release(c, r);
     r->state = state;
@@ -160,7 +160,7 @@ void job_requeue_unit(struct ctld *c, struct job *leader)
         Tessera__JobRecord *r = j->rec;
         if (r->state != TESSERA__JOB_STATE__JOB_PENDING && !jobstate_is_finished(r->state))
             node_release(c, r);
-        fairshare_usage_job_stopped(c, r, time(NULL));
+        job_changed_stopping(c, j, time(NULL));
         acct_job_requeued(c, j, time(NULL));
         acctusage_replace(&r->batch_usage, NULL); /* the next run measures its own */
         r->derived_exit_code = 0;
@@ -414,7 +414,7 @@ void job_suspend_unit(struct ctld *c, struct job *leader, int resume)
             r->state = TESSERA__JOB_STATE__JOB_RUNNING;
             r->suspend_time = now; /* counting resumes from here (jobtime_used) */
         } else if (!resume && r->state == TESSERA__JOB_STATE__JOB_RUNNING) {
-            fairshare_usage_job_stopped(c, r, now);
+            job_changed_stopping(c, j, now);
             r->pre_suspend_secs = jobtime_used(r, now);
             r->state = TESSERA__JOB_STATE__JOB_SUSPENDED;
             r->suspend_time = now;

@@ -6,7 +6,6 @@
  * priority). Only if every component passes are the changes put in place (docs/01-hetjob.md §4.2;
  * docs/job-states.md, section 7). */
 #include "ctld/ctld.h"
-#include "ctld/filter_activate.h"
 #include "ctld/job.h"
 #include "ctld/job_change.h"
 
@@ -339,7 +338,7 @@ int job_update(struct ctld *c, const Tessera__JobUpdateRequest *u, uid_t uid, ch
         log_verbose("job %s updated by uid %u", u->job_id, (unsigned)uid);
         if (u->changes->has_hold_until) /* a standing hold lasts until the new time */
             for (int i = 0; i < n; i++)
-                filter_activate_hold_changed(c, targets[i]->leader);
+                job_changed_hold_until(c, targets[i]->leader);
         for (int i = 0; i < n; i++)
             job_changed_waiting(c, targets[i]->leader);
     }

@@ -3,6 +3,7 @@
 #include "ctld/ctld.h"
 #include "ctld/job.h"
 #include "ctld/node.h"
+#include "ctld/job_change.h"
 #include "ctld/sched.h"
 #include "ctld/step.h"
 
@@ -312,7 +313,7 @@ int node_register(struct ctld *c, const Tessera__NodeRegisterRequest *req,
     log_info("node %s registered (daemon %s, %zu job%s running)", n->name,
              n->version ? n->version : "?", req->n_running_jobs,
              req->n_running_jobs == 1 ? "" : "s");
-    sched_trigger(c, SCHED_TRIGGER_NODE);
+    job_changed_nodes(c);
     return TS_OK;
 }
 
@@ -325,7 +326,7 @@ int node_heartbeat(struct ctld *c, const Tessera__NodeHeartbeatRequest *req,
     n->last_seen = time(NULL);
     if (!n->responding) {
         n->responding = 1;
-        sched_trigger(c, SCHED_TRIGGER_NODE);
+        job_changed_nodes(c);
     }
     *kill = calloc(req->n_running_jobs + 1, sizeof(**kill));
     if (!*kill)
@@ -441,7 +442,7 @@ int node_update(struct ctld *c, const Tessera__NodeUpdateRequest *req, uid_t uid
         log_info("nodes %s: state=%s reason=%s by uid %u", req->names, state,
                  req->reason ? req->reason : "", (unsigned)uid);
     free(idx);
-    sched_trigger(c, SCHED_TRIGGER_NODE);
+    job_changed_nodes(c);
     return err;
 }
 

@@ -51,8 +51,9 @@ static inline int ctld_page_take(struct ctld_page *p, size_t size)
     return 1;
 }
 
-/* Answer req with an empty response of kind once the changes queued so far are durable
- * (an error if the commit fails). */
+/* ctld/rpc_reply.c: an empty response of kind to req, at once; or once the changes
+ * queued so far are durable (an error if the commit fails). */
+void ctld_respond_empty(struct rpc_request *req, Tessera__Response__MsgCase kind);
 void ctld_respond_after_commit(struct ctld *c, struct rpc_request *req,
                                Tessera__Response__MsgCase kind);
 

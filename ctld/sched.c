@@ -32,12 +32,10 @@ static const char *const trigger_names[SCHED_TRIGGER_COUNT] = {
 };
 
 struct sched_state {
-    struct plugin *select_plugin, *sched_plugin, *priority_plugin;
+    struct plugin *select_plugin, *sched_plugin;
     const struct select_ops *select;
     const struct sched_ops *sched;
-    const struct priority_ops *priority;
     void *plugin_state;
-    void *priority_state;
     struct loop_timer *queued;     /* the one event-driven cycle waiting to run */
     struct loop_timer *periodic;   /* sched_interval */
     int queued_reason;
@@ -357,6 +355,10 @@ void sched_job_changed(struct ctld *c, const struct job_change *ch)
         sched_trigger(c, SCHED_TRIGGER_NEW);
     else if (ch->kind == JOB_CHANGE_ENDED || ch->kind == JOB_CHANGE_FREED)
         sched_trigger(c, SCHED_TRIGGER_TERM);
+    else if (ch->kind == JOB_CHANGE_NODES)
+        sched_trigger(c, SCHED_TRIGGER_NODE);
+    else if (ch->kind == JOB_CHANGE_STORE_BACK)
+        sched_trigger(c, SCHED_TRIGGER_TIME); /* the starts held back go now */
 }
 
 void sched_trigger(struct ctld *c, enum sched_trigger why)
@@ -541,21 +543,14 @@ int sched_init(struct ctld *c, char *errbuf, size_t errlen)
         err = plugin_load(c->conf->plugin_dir, c->conf->scheduler_type, SCHED_PLUGIN_TYPE,
                           PLUGIN_ABI_VERSION, NULL, &s->sched_plugin, errbuf, errlen);
     if (!err)
-        err = plugin_load(c->conf->plugin_dir, c->conf->priority_type, PRIORITY_PLUGIN_TYPE,
-                          PLUGIN_ABI_VERSION, NULL, &s->priority_plugin, errbuf, errlen);
+        err = sched_order_init(c, errbuf, errlen);
     if (err)
         return err;
     s->select = plugin_ops(s->select_plugin);
     s->sched = plugin_ops(s->sched_plugin);
-    s->priority = plugin_ops(s->priority_plugin);
     err = s->sched->create(c->conf->scheduler_parameters, &s->plugin_state, errbuf, errlen);
-    if (!err)
-        err = s->priority->create(NULL, &s->priority_state, errbuf, errlen);
     if (err)
         return err;
-    if (c->conf->policy_file && strcmp(c->conf->priority_type, "priority/pbs"))
-        log_warn("PolicyFile= is read, but %s does not apply it (priority/pbs does)",
-                 c->conf->priority_type);
     /* Slurm's sched_min_interval is in microseconds */
     s->min_interval_ms = param_u64(c->conf, "sched_min_interval", 0) / 1000;
     uint64_t interval = param_u64(c->conf, "sched_interval", 60);
@@ -576,18 +571,6 @@ int sched_init(struct ctld *c, char *errbuf, size_t errlen)
     return TS_OK;
 }
 
-int sched_priority_order(struct ctld *c, const struct priority_view *view,
-                         struct policy_unit *units, size_t n, unsigned char *greedy)
-{
-    struct sched_state *s = c->sched;
-    if (!s || !s->priority) { /* not started yet: the default order */
-        memset(greedy, 0, n);
-        priority_default_order(units, n);
-        return TS_OK;
-    }
-    return s->priority->order(s->priority_state, view, units, n, greedy);
-}
-
 void sched_fini(struct ctld *c)
 {
     struct sched_state *s = c->sched;
@@ -603,9 +586,7 @@ void sched_fini(struct ctld *c)
     }
     if (s->sched && s->plugin_state)
         s->sched->destroy(s->plugin_state);
-    if (s->priority && s->priority_state)
-        s->priority->destroy(s->priority_state);
-    plugin_unload(s->priority_plugin);
+    sched_order_fini(c);
     plugin_unload(s->sched_plugin);
     plugin_unload(s->select_plugin);
     free(s->add_cpus);

@@ -7,6 +7,7 @@
 #include "tessera.pb-c.h"
 
 #include <stddef.h>
+#include <time.h>
 
 struct ctld;
 struct job;
@@ -33,10 +34,15 @@ void sched_abort(struct ctld *c);
  * not within the planning window. */
 int sched_estimate(struct ctld *c, Tessera__JobDesc *const *descs, size_t n,
                    Tessera__SubmitResponse *out);
+/* The policy file's values in force at now (ctld/sched_policy.c): prime or non-prime
+ * time by HolidaysFile= (always prime without one). NULL without a policy file. */
+struct policy_set;
+const struct policy_set *sched_policy_now(const struct ctld *c, time_t now);
 /* Ask for a cycle. */
 void sched_trigger(struct ctld *c, enum sched_trigger why);
 /* The scheduler's observer of job changes (ctld/job_change.h): a cycle when a unit may
- * start (SCHED_TRIGGER_NEW) or a unit gave resources back (SCHED_TRIGGER_TERM). */
+ * start (SCHED_TRIGGER_NEW), a unit gave resources back (SCHED_TRIGGER_TERM), the nodes
+ * changed (SCHED_TRIGGER_NODE) or the store takes commits again (SCHED_TRIGGER_TIME). */
 struct job_change;
 void sched_job_changed(struct ctld *c, const struct job_change *ch);
 /* scontrol show sched. Strings point into static storage; triggers into *storage. */

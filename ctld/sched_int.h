@@ -77,13 +77,19 @@ void sched_limits_free(struct limit_counts *lc);
 int sched_limits_allow(struct ctld *c, struct limit_counts *lc, struct job *lead);
 void sched_limits_started(struct ctld *c, struct limit_counts *lc, struct job *lead);
 
-/* ctld/sched.c: the priority plugin's order (PriorityType=). */
+/* ctld/sched_order.c: the priority plugin (PriorityType=), loaded and created by
+ * sched_init (errors into errbuf), destroyed and unloaded by sched_fini. */
+int sched_order_init(struct ctld *c, char *errbuf, size_t errlen);
+void sched_order_fini(struct ctld *c);
+/* The priority plugin's order of units (and their greedy flags); the default order while
+ * no plugin is loaded. */
 struct priority_view;
 struct policy_unit;
 int sched_priority_order(struct ctld *c, const struct priority_view *view,
                          struct policy_unit *units, size_t n, unsigned char *greedy);
 
-/* Whether dedicated time lets the unit start now; if not its reason says so. */
+/* ctld/sched_policy.c: whether dedicated time lets the unit start now; if not its reason
+ * says so. */
 int sched_policy_admits(struct ctld *c, struct job *lead, time_t now);
 
 #endif

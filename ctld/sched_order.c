@@ -3,12 +3,9 @@
  * to the priority plugin (PriorityType=, plugins/priority/) with the policy period in
  * force (prime or non-prime time by HolidaysFile=, always prime without one). priority/pbs
  * orders by the policy file and makes units greedy with strict_fifo off; without a policy
- * file, and with priority/basic, the highest priority first, then the lower id.
- *
- * Dedicated time (DedicatedTimeFile=) keeps units out of the view: inside a period all
- * but those of dedicated partitions, outside it those, and units whose time limit would
- * reach into the next period. */
+ * file, and with priority/basic, the highest priority first, then the lower id. */
 #include "ctld/sched_int.h"
+#include "ctld/sched.h"
 
 #include "ctld/ctld.h"
 #include "ctld/fairshare_usage.h"
@@ -22,6 +19,8 @@
 #include "common/sched/priority.h"
 #include "common/util/arith.h"
 #include "common/util/errors.h"
+#include "common/util/log.h"
+#include "common/util/plugin.h"
 
 #include <stdint.h>
 #include <stdlib.h>
@@ -64,6 +63,61 @@ static void fill_keys(struct ctld *c, struct job *lead, struct policy_unit *u, t
     }
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* the priority plugin */
+
+struct sched_priority {
+    struct plugin *plugin;
+    const struct priority_ops *ops;
+    void *state;
+};
+
+int sched_order_init(struct ctld *c, char *errbuf, size_t errlen)
+{
+    struct sched_priority *p = calloc(1, sizeof(*p));
+    if (!p)
+        return TS_ENOMEM;
+    c->priority = p;
+    int err = plugin_load(c->conf->plugin_dir, c->conf->priority_type, PRIORITY_PLUGIN_TYPE,
+                          PLUGIN_ABI_VERSION, NULL, &p->plugin, errbuf, errlen);
+    if (err)
+        return err;
+    p->ops = plugin_ops(p->plugin);
+    if ((err = p->ops->create(NULL, &p->state, errbuf, errlen)))
+        return err;
+    if (c->conf->policy_file && strcmp(c->conf->priority_type, "priority/pbs"))
+        log_warn("PolicyFile= is read, but %s does not apply it (priority/pbs does)",
+                 c->conf->priority_type);
+    return TS_OK;
+}
+
+void sched_order_fini(struct ctld *c)
+{
+    struct sched_priority *p = c->priority;
+    if (!p)
+        return;
+    if (p->ops && p->state)
+        p->ops->destroy(p->state);
+    plugin_unload(p->plugin);
+    free(p);
+    c->priority = NULL;
+}
+
+int sched_priority_order(struct ctld *c, const struct priority_view *view,
+                         struct policy_unit *units, size_t n, unsigned char *greedy)
+{
+    struct sched_priority *p = c->priority;
+    if (!p || !p->ops) { /* not started yet: the default order */
+        memset(greedy, 0, n);
+        priority_default_order(units, n);
+        return TS_OK;
+    }
+    return p->ops->order(p->state, view, units, n, greedy);
+}
+
+/* ------------------------------------------------------------------------------------ */
+/* the keys */
+
 void sched_order_units(struct ctld *c, struct job **leaders, size_t n, unsigned char *greedy)
 {
     memset(greedy, 0, n);
@@ -74,7 +128,7 @@ void sched_order_units(struct ctld *c, struct job **leaders, size_t n, unsigned 
     int fair = fairshare_usage_wanted(c, now);
     struct priority_view view = {
         .now = (int64_t)now,
-        .policy = ctld_policy_now(c, now),
+        .policy = sched_policy_now(c, now),
         .fairshare = fair ? fairshare_usage_tree(c) : NULL,
     };
     for (size_t i = 0; i < n; i++)
@@ -88,36 +142,4 @@ void sched_order_units(struct ctld *c, struct job **leaders, size_t n, unsigned 
     for (size_t i = 0; i < n; i++)
         leaders[i] = units[i].owner;
     free(units);
-}
-
-/* ------------------------------------------------------------------------------------ */
-/* dedicated time */
-
-static int dedicated_partition(const char *prefix, const char *partition)
-{
-    return partition && !strncmp(partition, prefix, strlen(prefix));
-}
-
-int sched_policy_admits(struct ctld *c, struct job *lead, time_t now)
-{
-    if (!c->dedicated)
-        return 1;
-    const struct policy_set *set = ctld_policy_now(c, now);
-    const char *prefix = set ? set->dedicated_prefix : "ded";
-    int inside = dedicated_inside(c->dedicated, now), ok = 1;
-    time_t next = inside ? 0 : dedicated_next_start(c->dedicated, now);
-    for (size_t i = 0; ok && i < job_ncomponents(lead); i++) {
-        const Tessera__JobRecord *r = job_component(lead, i)->rec;
-        int ded = dedicated_partition(prefix, r->desc->partition);
-        if (inside)
-            ok = ded; /* during a period nothing else starts */
-        else if (ded)
-            ok = 0; /* dedicated partitions run only inside periods */
-        else if (next)
-            ok = r->time_limit > 0 && now + r->time_limit <= next; /* would reach into it */
-    }
-    if (!ok)
-        for (size_t i = 0; i < job_ncomponents(lead); i++)
-            job_component(lead, i)->rec->reason = JOB_REASON_DEDICATED_TIME;
-    return ok;
 }

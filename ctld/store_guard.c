@@ -2,7 +2,7 @@
 #include "ctld/store_guard.h"
 
 #include "ctld/ctld.h"
-#include "ctld/sched.h"
+#include "ctld/job_change.h"
 
 #include "common/conf/conf.h"
 #include "common/rpc/rpc_server.h"
@@ -57,7 +57,7 @@ static void on_store_health(void *arg, int err)
 {
     struct ctld *c = arg;
     if (err == TS_OK)
-        sched_trigger(c, SCHED_TRIGGER_TIME);
+        job_changed_store_back(c);
 }
 
 void ctld_store_guard_init(struct ctld *c)

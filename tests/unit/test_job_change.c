@@ -1,6 +1,8 @@
 /* ctld/job_change.c: the one notification of job changes, its observers and their order. */
 #include "ctld/ctld.h"
 #include "ctld/acct.h"
+#include "ctld/fairshare_usage.h"
+#include "ctld/filter_activate.h"
 #include "ctld/job.h"
 #include "ctld/job_change.h"
 #include "ctld/sched.h"
@@ -27,7 +29,7 @@ static void note(char who, const struct job_change *ch)
     size_t len = strlen(heard);
     snprintf(heard + len, sizeof(heard) - len, "%s%c%d:%u", len ? " " : "", who, (int)ch->kind,
              (unsigned)ch->job_id);
-    if (ch->kind == JOB_CHANGE_ENDED) {
+    if (ch->kind == JOB_CHANGE_ENDED || ch->kind == JOB_CHANGE_STOPPING) {
         len = strlen(heard);
         snprintf(heard + len, sizeof(heard) - len, "@%lld", (long long)ch->now);
     }
@@ -104,6 +106,39 @@ static void test_order_of_registration(void **state)
     ctld_free(c);
 }
 
+/* Each change says what changed: the component or the leader, or no job at all. */
+static struct job_change last;
+
+static void keep_last(struct ctld *c, const struct job_change *ch)
+{
+    (void)c;
+    last = *ch;
+}
+
+static void test_what_each_change_carries(void **state)
+{
+    (void)state;
+    struct ctld *c = ctld_new();
+    assert_int_equal(job_change_observe(c, keep_last), TS_OK);
+    struct job *j = add_job(c, 11);
+    job_changed_stopping(c, j, 1700000005);
+    assert_int_equal(last.kind, JOB_CHANGE_STOPPING);
+    assert_ptr_equal(last.job, j);
+    assert_int_equal(last.job_id, 11);
+    assert_int_equal(last.now, 1700000005);
+    job_changed_hold_until(c, j);
+    assert_int_equal(last.kind, JOB_CHANGE_HOLD_UNTIL);
+    assert_ptr_equal(last.job, j);
+    job_changed_nodes(c);
+    assert_int_equal(last.kind, JOB_CHANGE_NODES);
+    assert_null(last.job);
+    assert_int_equal(last.job_id, 0);
+    job_changed_store_back(c);
+    assert_int_equal(last.kind, JOB_CHANGE_STORE_BACK);
+    assert_null(last.job);
+    ctld_free(c);
+}
+
 /* No observer: nothing happens. A full table refuses more. */
 static void test_none_and_full(void **state)
 {
@@ -122,7 +157,8 @@ static void test_none_and_full(void **state)
 }
 
 /* The controller's observers, in the documented order: accounting (into the same batch),
- * dependencies, steps, allocation waiters, and last the scheduler. */
+ * dependencies, steps, allocation waiters, fair share, activation filters, and last the
+ * scheduler. */
 static void test_controller_order(void **state)
 {
     (void)state;
@@ -130,8 +166,10 @@ static void test_controller_order(void **state)
     assert_int_equal(ctld_observe_jobs(c), TS_OK);
     job_observer_fn *const *fns = NULL;
     size_t n = job_change_observers(c, &fns);
-    job_observer_fn *const want[] = {acct_job_changed, job_dependency_changed,
-                                     step_job_changed, job_alloc_changed, sched_job_changed};
+    job_observer_fn *const want[] = {acct_job_changed,           job_dependency_changed,
+                                     step_job_changed,           job_alloc_changed,
+                                     fairshare_usage_job_changed, filter_activate_job_changed,
+                                     sched_job_changed};
     assert_int_equal(n, sizeof(want) / sizeof(want[0]));
     for (size_t i = 0; i < n; i++)
         assert_ptr_equal(fns[i], want[i]);
@@ -155,6 +193,12 @@ static void test_controller_kinds(void **state)
     assert_int_equal(j->acct_state, 0);
     job_changed_ended(c, j, 1700000000); /* no steps: nothing to end */
     assert_null(j->steps);
+    /* no fair-share tree, no standing activation verdict, no scheduler yet */
+    job_changed_stopping(c, j, 1700000000);
+    job_changed_hold_until(c, j);
+    job_changed_nodes(c);
+    job_changed_store_back(c);
+    assert_null(c->activations);
     ctld_free(c);
 }
 
@@ -162,6 +206,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_order_of_registration),
+        cmocka_unit_test(test_what_each_change_carries),
         cmocka_unit_test(test_none_and_full),
         cmocka_unit_test(test_controller_order),
         cmocka_unit_test(test_controller_kinds),
