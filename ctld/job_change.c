@@ -3,7 +3,7 @@
 
 #include "ctld/ctld.h"
 
-#include "common/errors.h"
+#include "common/util/errors.h"
 
 int job_change_observe(struct ctld *c, job_observer_fn *fn)
 {

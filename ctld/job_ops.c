@@ -7,8 +7,8 @@
  */
 #include "ctld/ctld.h"
 #include "ctld/job.h"
-#include "ctld/node.h"
 #include "ctld/job_change.h"
+#include "ctld/node.h"
 #include "ctld/sched.h"
 #include "ctld/step.h"
 

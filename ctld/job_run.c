@@ -10,8 +10,8 @@
 #include "ctld/ctld.h"
 #include "ctld/fairshare_usage.h"
 #include "ctld/job.h"
-#include "ctld/node.h"
 #include "ctld/job_change.h"
+#include "ctld/node.h"
 #include "ctld/step.h"
 
 #include "common/conf/conf.h"

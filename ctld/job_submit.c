@@ -4,8 +4,8 @@
  * stored in one batch: either all of them are accepted, or none. */
 #include "ctld/ctld.h"
 #include "ctld/job.h"
-#include "ctld/node.h"
 #include "ctld/job_change.h"
+#include "ctld/node.h"
 
 #include "common/conf/conf.h"
 #include "common/job/jobstate.h"

@@ -2,8 +2,8 @@
  * administrators' states, and the counters of what running jobs hold. */
 #include "ctld/ctld.h"
 #include "ctld/job.h"
-#include "ctld/node.h"
 #include "ctld/job_change.h"
+#include "ctld/node.h"
 #include "ctld/sched.h"
 #include "ctld/step.h"
 

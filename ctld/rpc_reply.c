@@ -4,9 +4,9 @@
 #include "ctld/ctld.h"
 #include "ctld/rpc.h"
 
-#include "common/errors.h"
-#include "common/rpc_server.h"
-#include "common/store.h"
+#include "common/rpc/rpc_server.h"
+#include "common/util/errors.h"
+#include "ctld/store.h"
 
 #include <stdlib.h>
 

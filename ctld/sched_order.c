@@ -4,8 +4,8 @@
  * force (prime or non-prime time by HolidaysFile=, always prime without one). priority/pbs
  * orders by the policy file and makes units greedy with strict_fifo off; without a policy
  * file, and with priority/basic, the highest priority first, then the lower id. */
-#include "ctld/sched_int.h"
 #include "ctld/sched.h"
+#include "ctld/sched_int.h"
 
 #include "ctld/ctld.h"
 #include "ctld/fairshare_usage.h"

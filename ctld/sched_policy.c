@@ -9,10 +9,10 @@
 #include "ctld/ctld.h"
 #include "ctld/job.h"
 
-#include "common/dedicated.h"
-#include "common/holidays.h"
-#include "common/jobstate.h"
-#include "common/policy.h"
+#include "common/job/jobstate.h"
+#include "common/sched/dedicated.h"
+#include "common/sched/holidays.h"
+#include "common/sched/policy.h"
 
 #include <string.h>
 #include <time.h>

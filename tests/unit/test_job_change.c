@@ -1,6 +1,6 @@
 /* ctld/job_change.c: the one notification of job changes, its observers and their order. */
-#include "ctld/ctld.h"
 #include "ctld/acct.h"
+#include "ctld/ctld.h"
 #include "ctld/fairshare_usage.h"
 #include "ctld/filter_activate.h"
 #include "ctld/job.h"
@@ -8,7 +8,7 @@
 #include "ctld/sched.h"
 #include "ctld/step.h"
 
-#include "common/errors.h"
+#include "common/util/errors.h"
 
 #include <setjmp.h>
 #include <stdarg.h>
