@@ -27,7 +27,7 @@ int filter_activate_applies(struct ctld *c, struct job *lead);
 void filter_activate_start(struct ctld *c, struct job *lead, const struct select_alloc *allocs,
                            uint64_t pass, size_t position, int backfill);
 
-/* A unit whose filters all passed stands "start" (SPEC 3.2) until the next scheduling
+/* A unit whose filters all passed stands "start" (docs/05-filters.md §3.12) until the next scheduling
  * cycle acts on it, through the checks of every start. The placements they agreed to (one
  * per component, owned here), or NULL when no "start" stands. In the view it stands as
  * "reserve", its placements kept, not to be asked again. */

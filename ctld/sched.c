@@ -195,7 +195,7 @@ static int may_start(struct ctld *c, struct limit_counts *lc, struct job *lead,
 }
 
 /* The one start path: a unit the plugin placed, or one whose activation filters agreed to
- * a placement (activated: its standing "start" verdict, SPEC 3.2). Returns 1 if it
+ * a placement (activated: its standing "start" verdict, docs/05-filters.md §3.12). Returns 1 if it
  * started. */
 static int start_unit(struct ctld *c, struct limit_counts *lc, struct job *lead,
                       struct select_alloc *allocs, int activated)

@@ -1,4 +1,4 @@
-/* Running-job limits hold for jobs that start after their activation filters (SPEC 3.2,
+/* Running-job limits hold for jobs that start after their activation filters (docs/05-filters.md §3.12,
  * docs/policies.md): a passed filter is a standing verdict that the next scheduling
  * cycle applies through the same checks as any other start, so a slow filter cannot let
  * several jobs past MaxRunning at once.
