@@ -6,7 +6,8 @@
  * start and the last charge, so nothing is charged twice and a controller restart charges
  * the jobs that went on running meanwhile. Decay runs before each charge, over the time
  * since the last one. A component is charged up to its suspension and again from its
- * resumption (JobRecord.suspend_time), not while it is suspended.
+ * resumption (JobRecord.suspend_time), not while it is suspended. What a component is
+ * charged and when the tree decays is common/sched/usage.c's, which the simulator shares.
  *
  * The usage (each entity's own, by name) is saved as one record, key "usage" of the
  * "fairshare" database, every sync_time and at shutdown; names the tree does not know
@@ -21,6 +22,7 @@
 #include "common/rpc/rpc_server.h"
 #include "common/sched/fairshare.h"
 #include "common/sched/policy.h"
+#include "common/sched/usage.h"
 #include "common/util/errors.h"
 #include "common/util/log.h"
 #include "common/util/namecache.h"
@@ -35,7 +37,7 @@
 
 struct fairshare_usage {
     struct fairshare *tree;
-    time_t updated;           /* usage charged and decayed up to here */
+    int64_t updated;          /* usage charged and decayed up to here */
     time_t next_sync;
 };
 
@@ -119,7 +121,7 @@ static int restore(struct ctld *c, char *errbuf, size_t errlen)
             fairshare_charge(fu->tree, node, st->usage[i]->usage);
     }
     if (st->updated > 0 && st->updated <= time(NULL))
-        fu->updated = (time_t)st->updated;
+        fu->updated = st->updated;
     log_info("fair share: usage of %zu entities restored", st->n_usage);
     tessera__fairshare_state__free_unpacked(st, NULL);
     return TS_OK;
@@ -206,26 +208,21 @@ int fairshare_usage_wanted(const struct ctld *c, time_t now)
 /* ------------------------------------------------------------------------------------ */
 /* charging */
 
-static void charge(struct ctld *c, const Tessera__JobRecord *r, time_t now)
+/* r's usage since the last charging step (common/sched/usage.c), to its entity */
+static void charge(struct ctld *c, const Tessera__JobRecord *r, int64_t charged_to, time_t now)
 {
-    struct fairshare_usage *fu = c->fairshare;
-    if (r->state != TESSERA__JOB_STATE__JOB_RUNNING || r->start_time <= 0)
-        return;
-    /* from the last charge, its start or its last resume (suspend_time), the latest */
-    time_t from = (time_t)r->start_time > fu->updated ? (time_t)r->start_time : fu->updated;
-    if ((time_t)r->suspend_time > from)
-        from = (time_t)r->suspend_time;
-    if (now <= from || !r->alloc_cpus)
+    double used = usage_cpu_seconds(r, charged_to, (int64_t)now);
+    if (!(used > 0))
         return;
     int node = fairshare_usage_entity(c, r, now);
     if (node >= 0)
-        fairshare_charge(fu->tree, node, (double)r->alloc_cpus * (double)(now - from));
+        fairshare_charge(c->fairshare->tree, node, used);
 }
 
 void fairshare_usage_job_changed(struct ctld *c, const struct job_change *ch)
 {
     if (ch->kind == JOB_CHANGE_STOPPING && c->fairshare)
-        charge(c, ch->job->rec, ch->now);
+        charge(c, ch->job->rec, (int64_t)c->fairshare->updated, ch->now);
 }
 
 void fairshare_usage_tick(struct ctld *c, time_t now)
@@ -234,15 +231,10 @@ void fairshare_usage_tick(struct ctld *c, time_t now)
     if (!fu)
         return;
     const struct policy_set *s = sched_policy_now(c, now);
-    if (now < fu->updated) {
-        fu->updated = now; /* the clock went back: charge from here on */
-    } else if (now - fu->updated >= CHARGE_INTERVAL) {
-        fairshare_decay(fu->tree, (double)(now - fu->updated),
-                        (double)(s ? s->half_life : 24 * 3600));
-        for (struct job *j = c->jobs.head; j; j = j->next)
-            charge(c, j->rec, now);
-        fu->updated = now;
-    }
+    int64_t from = usage_step(fu->tree, &fu->updated, (int64_t)now, CHARGE_INTERVAL,
+                              s ? s->half_life : 24 * 3600);
+    for (struct job *j = c->jobs.head; from >= 0 && j; j = j->next)
+        charge(c, j->rec, from, now);
     if (now >= fu->next_sync) {
         save(c);
         int64_t every = s && s->sync_time > 0 ? s->sync_time : 3600;

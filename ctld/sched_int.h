@@ -66,12 +66,14 @@ void sched_cycle_free(struct cycle *cy);
  * file's order: sort keys, fair share, round robin) and, per unit in that order, whether
  * it is greedy (strict_fifo off: sched_unit.greedy). */
 void sched_order_units(struct ctld *c, struct job **leaders, size_t n, unsigned char *greedy);
-/* ctld/sched_limits.c: MaxRunning, MaxUserRunning, MaxGroupRunning (cluster and per
- * partition). The counts of what runs now (NULL when no limit is configured); whether a
- * unit may start on top of them (if not its reason says which limit); a start counted. */
+/* The records of a unit's components in offset order (malloc'd; NULL when out of
+ * memory), their count in *n. */
+const Tessera__JobRecord **sched_unit_records(struct job *lead, size_t *n);
+/* ctld/sched_limits.c: the running-job limits of common/sched/limits.h over the
+ * controller's jobs. The counts of what runs now (NULL when no limit is configured);
+ * whether a unit may start on top of them (if not its reason says which limit); a start
+ * counted. */
 struct limit_counts;
-struct conf;
-int sched_limits_configured(const struct conf *conf);
 struct limit_counts *sched_limits_count(struct ctld *c);
 void sched_limits_free(struct limit_counts *lc);
 int sched_limits_allow(struct ctld *c, struct limit_counts *lc, struct job *lead);

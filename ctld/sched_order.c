@@ -14,10 +14,9 @@
 #include "common/conf/conf.h"
 #include "common/job/jobstate.h"
 #include "common/sched/dedicated.h"
-#include "common/sched/fairshare.h"
 #include "common/sched/policy.h"
 #include "common/sched/priority.h"
-#include "common/util/arith.h"
+#include "common/sched/unitkeys.h"
 #include "common/util/errors.h"
 #include "common/util/log.h"
 #include "common/util/plugin.h"
@@ -27,40 +26,28 @@
 #include <string.h>
 #include <time.h>
 
-static int64_t sat_add(int64_t a, int64_t b)
+const Tessera__JobRecord **sched_unit_records(struct job *lead, size_t *n)
 {
-    return a > INT64_MAX - b ? INT64_MAX : a + b;
+    *n = job_ncomponents(lead);
+    const Tessera__JobRecord **recs = malloc((*n + 1) * sizeof(*recs));
+    for (size_t i = 0; recs && i < *n; i++)
+        recs[i] = job_component(lead, i)->rec;
+    return recs;
 }
 
-static void fill_keys(struct ctld *c, struct job *lead, struct policy_unit *u, time_t now,
-                      int fair)
+/* The unit's keys (common/sched/unitkeys.c) and the entity its usage is charged to. */
+static int fill_keys(struct ctld *c, struct job *lead, struct policy_unit *u, time_t now,
+                     int fair)
 {
-    memset(u, 0, sizeof(*u));
+    size_t n;
+    const Tessera__JobRecord **recs = sched_unit_records(lead, &n);
+    if (!recs)
+        return TS_ENOMEM;
+    unitkeys_fill(recs, n, c->conf, (int64_t)now, u);
+    free(recs);
     u->owner = lead;
-    u->id = lead->rec->job_id;
-    u->priority = job_unit_priority(lead);
-    const Tessera__JobRecord *r0 = lead->rec;
-    const struct conf_partition *p = conf_find_partition(c->conf, r0->desc->partition);
-    u->tier = p ? p->priority_tier : 0;
-    u->partition = r0->desc->partition ? r0->desc->partition : "";
-    u->waited = r0->eligible_time && now > r0->eligible_time ? now - r0->eligible_time : 0;
-    u->fs_entity = fair ? fairshare_usage_entity(c, r0, now) : -1; /* fs_norm: later */
-    for (size_t i = 0; i < job_ncomponents(lead); i++) {
-        const Tessera__JobRecord *r = job_component(lead, i)->rec;
-        const Tessera__JobDesc *d = r->desc;
-        int64_t limit = r->time_limit > 0 ? r->time_limit : INT64_MAX;
-        uint32_t cpus = r->min_cpus ? r->min_cpus : 1;
-        int64_t cput = limit == INT64_MAX || limit > INT64_MAX / cpus ? INT64_MAX
-                                                                      : limit * cpus;
-        u->cput = sat_add(u->cput, cput);
-        if (limit > u->walltime)
-            u->walltime = limit;
-        if (d->has_mem_per_cpu_mb && d->mem_per_cpu_mb)
-            u->mem_mb = arith_add_sat(u->mem_mb, arith_mul_sat(d->mem_per_cpu_mb, cpus));
-        else if (d->has_mem_per_node_mb)
-            u->mem_mb = arith_add_sat(u->mem_mb, arith_mul_sat(d->mem_per_node_mb,
-                                                               r->min_nodes ? r->min_nodes : 1));
-    }
+    u->fs_entity = fair ? fairshare_usage_entity(c, lead->rec, now) : -1;
+    return TS_OK;
 }
 
 /* ------------------------------------------------------------------------------------ */
@@ -131,15 +118,14 @@ void sched_order_units(struct ctld *c, struct job **leaders, size_t n, unsigned 
         .policy = sched_policy_now(c, now),
         .fairshare = fair ? fairshare_usage_tree(c) : NULL,
     };
-    for (size_t i = 0; i < n; i++)
-        fill_keys(c, leaders[i], &units[i], now, fair);
-    /* shares once every entity is in the tree: a name added under "unknown" changes
-     * its siblings' */
-    for (size_t i = 0; fair && i < n; i++)
-        units[i].fs_norm = fairshare_norm_shares(view.fairshare, units[i].fs_entity);
-    if (sched_priority_order(c, &view, units, n, greedy) != TS_OK)
+    int err = TS_OK;
+    for (size_t i = 0; i < n && !err; i++)
+        err = fill_keys(c, leaders[i], &units[i], now, fair);
+    if (fair && !err)
+        unitkeys_set_shares(view.fairshare, units, n);
+    if (!err && sched_priority_order(c, &view, units, n, greedy) != TS_OK)
         memset(greedy, 0, n);
-    for (size_t i = 0; i < n; i++)
+    for (size_t i = 0; !err && i < n; i++)
         leaders[i] = units[i].owner;
     free(units);
 }

@@ -2,6 +2,7 @@
 #include "contrib/sim/sim.h"
 #include "contrib/sim/sim_policy.h"
 
+#include "common/sched/limits.h"
 #include "common/util/errors.h"
 
 #include <stdio.h>
@@ -41,6 +42,10 @@ struct sim {
     /* the waiting jobs in arrival order; the running ones as a min-heap of their ends */
     size_t *waiting;
     size_t nwaiting;
+    /* a cycle's units: the waiting jobs the limits let start, in the policy's order */
+    size_t *shown;
+    size_t nshown;
+    const struct conf *limits;       /* running-job limits; NULL: none */
     struct end_event *ends;
     size_t nends;
     /* a cycle's view, grown with the queue */
@@ -181,12 +186,13 @@ static int jobs_create(struct sim *s, const struct swf_job *jobs, size_t njobs)
     s->placed = calloc(n, sizeof(*s->placed));
     s->nplaced = calloc(n, sizeof(*s->nplaced));
     s->waiting = calloc(n, sizeof(*s->waiting));
+    s->shown = calloc(n, sizeof(*s->shown));
     s->ends = calloc(running, sizeof(*s->ends));
     s->holds = calloc(running, sizeof(*s->holds));
     s->greedy = calloc(n, 1);
     s->running = calloc(running, sizeof(*s->running));
-    if (!s->reqs || !s->placed || !s->nplaced || !s->waiting || !s->ends || !s->holds ||
-        !s->greedy || !s->running)
+    if (!s->reqs || !s->placed || !s->nplaced || !s->waiting || !s->shown || !s->ends ||
+        !s->holds || !s->greedy || !s->running)
         return TS_ENOMEM;
     for (size_t i = 0; i < s->njobs; i++)
         s->reqs[i] = (struct select_request){.eligible = s->eligible, .neligible = s->nnodes,
@@ -228,6 +234,7 @@ int sim_create(const struct sim_config *cfg, const struct swf_job *jobs, size_t 
         return TS_ENOMEM;
     s->select = cfg->select;
     s->sched = cfg->sched;
+    s->limits = cfg->limits;
     err = TS_ENOMEM;
     if (machine_create(s, cfg) != TS_OK || jobs_create(s, jobs, njobs) != TS_OK)
         goto error;
@@ -265,6 +272,7 @@ void sim_destroy(struct sim *s)
     free(s->placed);
     free(s->nplaced);
     free(s->waiting);
+    free(s->shown);
     free(s->greedy);
     free(s->running);
     sim_policy_destroy(s->policy);
@@ -323,6 +331,7 @@ static int start_job(struct sim *s, size_t j, const struct select_alloc *a, int6
     s->nplaced[j] = a->nnodes;
     s->jobs[j].start = now;
     s->jobs[j].end = now + s->jobs[j].swf.run;
+    s->jobs[j].nnodes = (uint32_t)a->nnodes;
     heap_push(s, s->jobs[j].end, j);
     return TS_OK;
 }
@@ -368,11 +377,11 @@ static int units_fit(struct sim *s, size_t n)
     return TS_OK;
 }
 
-/* The waiting jobs as units: arrival order is priority order. */
+/* The shown jobs as units: arrival order is priority order. */
 static void view_units(struct sim *s)
 {
-    for (size_t i = 0; i < s->nwaiting; i++) {
-        size_t j = s->waiting[i];
+    for (size_t i = 0; i < s->nshown; i++) {
+        size_t j = s->shown[i];
         s->units[i] = (struct sched_unit){.id = s->jobs[j].swf.id,
                                           .priority = (uint32_t)(s->njobs - j),
                                           .ncomponents = 1, .reqs = &s->reqs[j],
@@ -394,21 +403,60 @@ static void view_holds(struct sim *s)
     }
 }
 
-/* Starts what the cycle decided; the rest keeps waiting, in order. */
-static int apply(struct sim *s, int64_t now, size_t *started)
+/* A pending or running job's record under the limits (common/sched/limits.c). */
+static uint32_t limit_reason(struct sim *s, struct limit_counts *lc, size_t j)
 {
-    size_t kept = 0;
-    for (size_t i = 0; i < s->nwaiting; i++) {
-        size_t j = s->waiting[i];
-        if (s->decisions[i].verdict != SCHED_START) {
-            s->waiting[kept++] = j;
+    Tessera__JobRecord r;
+    Tessera__JobDesc d;
+    sim_job_record(s->jobs, j, &r, &d);
+    const Tessera__JobRecord *one = &r;
+    return limits_reason(lc, &one, 1);
+}
+
+static int limit_count(struct sim *s, struct limit_counts *lc, size_t j)
+{
+    Tessera__JobRecord r;
+    Tessera__JobDesc d;
+    sim_job_record(s->jobs, j, &r, &d);
+    return limits_add_running(lc, &r);
+}
+
+/* The counts of what runs now (NULL without limits), and the waiting jobs they let
+ * start as the cycle's units, in arrival order: as the controller leaves a unit a limit
+ * holds back out of its view. */
+static int show_waiting(struct sim *s, struct limit_counts **lc)
+{
+    *lc = s->limits ? limits_create(s->limits) : NULL;
+    int err = TS_OK;
+    for (size_t k = 0; *lc && !err && k < s->nends; k++)
+        err = limit_count(s, *lc, s->ends[k].job);
+    s->nshown = 0;
+    for (size_t i = 0; !err && i < s->nwaiting; i++)
+        if (!limit_reason(s, *lc, s->waiting[i]))
+            s->shown[s->nshown++] = s->waiting[i];
+    return err;
+}
+
+/* Starts what the cycle decided, each checked again against the limits as they grow
+ * with the cycle's starts (the controller's apply); the rest keeps waiting, in arrival
+ * order. */
+static int apply(struct sim *s, struct limit_counts *lc, int64_t now, size_t *started)
+{
+    for (size_t i = 0; i < s->nshown; i++) {
+        size_t j = s->shown[i];
+        if (s->decisions[i].verdict != SCHED_START || limit_reason(s, lc, j))
             continue;
-        }
         int err = start_job(s, j, &s->allocs[i], now);
+        if (!err && lc)
+            err = limit_count(s, lc, j);
         if (err)
             return err;
         (*started)++;
     }
+    size_t kept = 0;
+    for (size_t i = 0; i < s->nwaiting; i++)
+        if (s->jobs[s->waiting[i]].start < 0)
+            s->waiting[kept++] = s->waiting[i];
     s->nwaiting = kept;
     return TS_OK;
 }
@@ -427,7 +475,7 @@ static const char *verdict_name(enum sched_verdict v)
  * forever, and every job fits the empty machine. The scheduler is wrong. */
 static int stalled(struct sim *s, int64_t now)
 {
-    const struct sim_job *head = &s->jobs[s->waiting[0]];
+    const struct sim_job *head = &s->jobs[s->shown[0]];
     snprintf(s->err, s->errlen,
              "t=%lld: the machine is empty and %zu jobs wait, but the scheduler started "
              "none (first waiting: job %u, %u processors, verdict %s): a scheduler bug",
@@ -436,19 +484,26 @@ static int stalled(struct sim *s, int64_t now)
     return TS_EINVAL;
 }
 
+static int out_of_memory(struct sim *s)
+{
+    snprintf(s->err, s->errlen, "out of memory");
+    return TS_ENOMEM;
+}
+
 static int cycle(struct sim *s, int64_t now)
 {
-    if (units_fit(s, s->nwaiting) != TS_OK) {
-        snprintf(s->err, s->errlen, "out of memory");
-        return TS_ENOMEM;
+    struct limit_counts *lc = NULL;
+    if (units_fit(s, s->nwaiting) != TS_OK || show_waiting(s, &lc) != TS_OK) {
+        limits_destroy(lc);
+        return out_of_memory(s);
     }
     if (s->policy) {
         for (size_t k = 0; k < s->nends; k++)
             s->running[k] = s->ends[k].job;
         sim_policy_advance(s->policy, s->jobs, s->running, s->nends, now);
-        if (sim_policy_order(s->policy, s->jobs, s->waiting, s->nwaiting, now, s->greedy)) {
-            snprintf(s->err, s->errlen, "out of memory");
-            return TS_ENOMEM;
+        if (sim_policy_order(s->policy, s->jobs, s->shown, s->nshown, now, s->greedy)) {
+            limits_destroy(lc);
+            return out_of_memory(s);
         }
     }
     view_units(s);
@@ -456,15 +511,16 @@ static int cycle(struct sim *s, int64_t now)
     memcpy(s->scratch, s->nodes, s->nnodes * sizeof(*s->nodes));
     struct sched_view view = {.kind = SCHED_BACKFILL, .now = now, .nodes = s->scratch,
                               .nnodes = s->nnodes, .npartitions = 1, .holds = s->holds,
-                              .nholds = s->nends, .units = s->units, .nunits = s->nwaiting,
+                              .nholds = s->nends, .units = s->units, .nunits = s->nshown,
                               .select = s->select};
     while (s->sched->schedule(s->plugin_state, &view, s->decisions) == SCHED_MORE)
         ; /* it never needs to yield here, but may */
     s->cycles++;
-    s->units_shown += s->nwaiting;
+    s->units_shown += s->nshown;
     size_t started = 0;
-    int err = apply(s, now, &started);
-    if (!err && !started && !s->nends)
+    int err = apply(s, lc, now, &started);
+    limits_destroy(lc);
+    if (!err && !started && !s->nends && s->nshown)
         err = stalled(s, now);
     return err;
 }
@@ -506,6 +562,15 @@ int sim_run(struct sim *s, char *errbuf, size_t errlen)
         int err = cycle(s, now);
         if (err)
             return err;
+    }
+    /* nothing runs and nothing comes: what still waits, a limit keeps back for good
+     * (ResourcesMax, or ResourcesAvailable below the job's size) */
+    if (s->nwaiting) {
+        const struct swf_job *head = &s->jobs[s->waiting[0]].swf;
+        snprintf(s->err, s->errlen,
+                 "%zu jobs wait that the running-job limits never let start (first waiting: "
+                 "job %u, %u processors)", s->nwaiting, head->id, head->procs);
+        return TS_EINVAL;
     }
     return TS_OK;
 }

@@ -29,6 +29,7 @@
 /* ---- a simulation ---- */
 
 struct sim;
+struct conf;
 
 struct sim_config {
     uint32_t nodes;                  /* >= 1 */
@@ -46,6 +47,12 @@ struct sim_config {
      * (its usage changes); a job's entity is the node whose id is its user (or group,
      * with fairshare_entity: egroup), else its number under "unknown". NULL: none. */
     struct fairshare *fairshare;
+    /* The running-job limits of a tessera.conf (MaxRunning, MaxUserRunning,
+     * MaxGroupRunning, ResourcesMax, ResourcesAvailable: docs/policies.md), decided as the
+     * controller decides them (common/sched/limits.c) for the trace's users and groups; a
+     * partition's limits do not apply (the simulated partition is none of conf's). The
+     * caller's, kept until sim_destroy. NULL: none. */
+    const struct conf *limits;
 };
 
 /* One job of the simulation: the trace's record and what became of it. */
@@ -53,6 +60,7 @@ struct sim_job {
     struct swf_job swf;
     int64_t start;  /* -1 until it starts */
     int64_t end;    /* start + run time */
+    uint32_t nnodes; /* the nodes it runs on (0 until it starts) */
 };
 
 struct sim_stats {

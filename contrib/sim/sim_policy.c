@@ -1,10 +1,15 @@
-/* The simulator's policy file: order and greediness by the priority plugin, and fair
- * share, as the controller does it (ctld/sched_order.c, ctld/fairshare_usage.c) but with
- * the trace's users and groups and simulated time. Holidays and dedicated time are not simulated: one period's values. */
+/* The simulator's policy file and limits, through the controller's own pure core: each
+ * simulated job as the job record the controller would hold for it, its order keys
+ * (common/sched/unitkeys.c), its fair-share charges (common/sched/usage.c) and the
+ * running-job limits (common/sched/limits.c, in sim.c). What is the simulator's own: the
+ * trace's users and groups as fair-share entities, charging at each simulated event, and
+ * one period's values (holidays and dedicated time are not simulated). */
 #include "contrib/sim/sim_policy.h"
 
 #include "common/sched/fairshare.h"
 #include "common/sched/policy.h"
+#include "common/sched/unitkeys.h"
+#include "common/sched/usage.h"
 #include "common/util/errors.h"
 
 #include <stdio.h>
@@ -21,6 +26,33 @@ struct sim_policy_state {
     int64_t updated;             /* usage charged up to here */
     int fair;                    /* the order reads the tree */
 };
+
+void sim_job_record(const struct sim_job *jobs, size_t j, Tessera__JobRecord *r,
+                    Tessera__JobDesc *d)
+{
+    const struct sim_job *job = &jobs[j];
+    tessera__job_desc__init(d);
+    d->has_user_id = d->has_group_id = 1;
+    d->user_id = (uint32_t)job->swf.user;
+    d->group_id = (uint32_t)job->swf.group;
+    tessera__job_record__init(r);
+    r->desc = d;
+    r->job_id = job->swf.id;
+    r->het_size = 1;
+    r->priority = UINT32_MAX - (uint32_t)j; /* falling with arrival */
+    r->submit_time = r->eligible_time = job->swf.submit;
+    r->time_limit = job->swf.estimate;
+    r->min_nodes = 1;
+    r->ntasks = r->min_cpus = job->swf.procs;
+    r->cpus_per_task = 1;
+    r->state = job->start >= 0 ? TESSERA__JOB_STATE__JOB_RUNNING
+                               : TESSERA__JOB_STATE__JOB_PENDING;
+    if (job->start >= 0) {
+        r->start_time = job->start;
+        r->alloc_cpus = job->swf.procs;
+        r->alloc_nodes = job->nnodes;
+    }
+}
 
 static int entity_of(struct fairshare *fs, int32_t who)
 {
@@ -82,28 +114,34 @@ void sim_policy_destroy(struct sim_policy_state *p)
     free(p);
 }
 
-static void charge(struct sim_policy_state *p, const struct sim_job *jobs, size_t j, int64_t now)
+static void charge(struct sim_policy_state *p, const struct sim_job *jobs, size_t j,
+                   int64_t charged_to, int64_t now)
 {
-    int64_t from = jobs[j].start > p->updated ? jobs[j].start : p->updated;
-    if (p->fs && jobs[j].start >= 0 && now > from)
-        fairshare_charge(p->fs, p->entity[j], (double)jobs[j].swf.procs * (double)(now - from));
+    Tessera__JobRecord r;
+    Tessera__JobDesc d;
+    sim_job_record(jobs, j, &r, &d);
+    double used = usage_cpu_seconds(&r, charged_to, now);
+    if (used > 0)
+        fairshare_charge(p->fs, p->entity[j], used);
 }
 
 void sim_policy_advance(struct sim_policy_state *p, const struct sim_job *jobs,
                         const size_t *running, size_t n, int64_t now)
 {
-    if (!p->fs || now <= p->updated)
+    if (!p->fs)
         return;
-    fairshare_decay(p->fs, (double)(now - p->updated), (double)p->set->half_life);
-    for (size_t i = 0; i < n; i++)
-        charge(p, jobs, running[i], now);
-    p->updated = now;
+    /* at every simulated event: the controller's charging steps, one second apart at
+     * the least */
+    int64_t from = usage_step(p->fs, &p->updated, now, 1, p->set->half_life);
+    for (size_t i = 0; from >= 0 && i < n; i++)
+        charge(p, jobs, running[i], from, now);
 }
 
 void sim_policy_job_ended(struct sim_policy_state *p, const struct sim_job *jobs, size_t j,
                           int64_t now)
 {
-    charge(p, jobs, j, now);
+    if (p->fs)
+        charge(p, jobs, j, p->updated, now);
 }
 
 int sim_policy_order(struct sim_policy_state *p, const struct sim_job *jobs, size_t *waiting,
@@ -112,17 +150,16 @@ int sim_policy_order(struct sim_policy_state *p, const struct sim_job *jobs, siz
     memset(greedy, 0, n);
     for (size_t i = 0; i < n; i++) {
         size_t j = waiting[i];
-        const struct swf_job *w = &jobs[j].swf;
-        int64_t est = w->estimate > 0 ? w->estimate : INT64_MAX;
-        p->units[i] = (struct policy_unit){
-            .id = w->id, .priority = UINT32_MAX - (uint32_t)j, .partition = "",
-            .cput = est > INT64_MAX / w->procs ? INT64_MAX : est * (int64_t)w->procs,
-            .walltime = est, .waited = now > w->submit ? now - w->submit : 0,
-            .fs_entity = p->fair ? p->entity[j] : -1,
-            .fs_norm = p->fair ? fairshare_norm_shares(p->fs, p->entity[j]) : 0,
-            .owner = (void *)(uintptr_t)j, /* the job's index rides along */
-        };
+        Tessera__JobRecord r;
+        Tessera__JobDesc d;
+        sim_job_record(jobs, j, &r, &d);
+        const Tessera__JobRecord *one = &r;
+        unitkeys_fill(&one, 1, NULL, now, &p->units[i]);
+        p->units[i].fs_entity = p->fair ? p->entity[j] : -1;
+        p->units[i].owner = (void *)(uintptr_t)j; /* the job's index rides along */
     }
+    if (p->fair)
+        unitkeys_set_shares(p->fs, p->units, n);
     struct priority_view view = {.now = now, .policy = p->set,
                                  .fairshare = p->fair ? p->fs : NULL};
     int err = p->priority->order(p->priority_state, &view, p->units, n, greedy);

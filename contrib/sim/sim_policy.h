@@ -1,17 +1,24 @@
-/* A policy file's order in the simulator (contrib/sim/sim_policy.c): the waiting jobs as
- * the priority plugin (priority/pbs) orders them under one period's values, and the
- * fair-share usage
- * the simulated jobs charge (processors x seconds, decayed with half_life). Internal to
- * the simulator library. */
+/* A policy file's order in the simulator (contrib/sim/sim_policy.c): the simulated jobs as
+ * the controller's job records, the waiting jobs as the priority plugin (priority/pbs)
+ * orders them under one period's values, and the fair-share usage the simulated jobs
+ * charge (processors x seconds, decayed with half_life), through the controller's pure
+ * core (common/sched/). Internal to the simulator library. */
 #ifndef TESSERA_CONTRIB_SIM_SIM_POLICY_H
 #define TESSERA_CONTRIB_SIM_SIM_POLICY_H
 
 #include "contrib/sim/sim.h"
+#include "tessera.pb-c.h"
 
 #include <stddef.h>
 #include <stdint.h>
 
 struct sim_policy_state;
+
+/* The record the controller would hold for jobs[j] (arrival position j) as it stands:
+ * pending, or running since its start; d is its description. The priority falls with
+ * arrival; the estimate is the time limit. Nothing is allocated: r points into d. */
+void sim_job_record(const struct sim_job *jobs, size_t j, Tessera__JobRecord *r,
+                    Tessera__JobDesc *d);
 
 /* For jobs[0..njobs) (arrival order) under set, ordered by the priority plugin; fs (may be
  * NULL) is charged and read. Each job's fair-share entity is the tree node whose id is its

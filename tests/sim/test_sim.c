@@ -3,6 +3,7 @@
  * scheduler, policies as parameter strings, and the command itself. */
 #include "contrib/sim/sim.h"
 
+#include "common/conf/conf.h"
 #include "common/util/errors.h"
 #include "harness.h"
 
@@ -45,11 +46,13 @@ struct outcome {
 };
 
 /* Runs jobs through the given scheduler ops (NULL: the plugin sched_name), under policy
- * (may be NULL) with the fair-share tree fs. */
+ * (may be NULL) with the fair-share tree fs and the running-job limits of limits (may be
+ * NULL). */
 static struct outcome simulate_full(const char *sched_name, const struct sched_ops *ops,
                                     const char *params, const struct swf_job *jobs, size_t n,
                                     uint32_t nodes, uint32_t cpus,
-                                    const struct policy_set *policy, struct fairshare *fs)
+                                    const struct policy_set *policy, struct fairshare *fs,
+                                    const struct conf *limits)
 {
     struct outcome o = {0};
     struct sim_plugins pl;
@@ -60,7 +63,8 @@ static struct outcome simulate_full(const char *sched_name, const struct sched_o
     }
     struct sim_config cfg = {.nodes = nodes, .cpus_per_node = cpus, .sched_params = params,
                              .select = pl.select, .sched = ops ? ops : pl.sched,
-                             .policy = policy, .priority = pl.priority, .fairshare = fs};
+                             .policy = policy, .priority = pl.priority, .fairshare = fs,
+                             .limits = limits};
     struct sim *s = NULL;
     o.err = sim_create(&cfg, jobs, n, &s, o.msg, sizeof(o.msg));
     if (!o.err)
@@ -80,7 +84,7 @@ static struct outcome simulate_with(const char *sched_name, const struct sched_o
                                     const char *params, const struct swf_job *jobs, size_t n,
                                     uint32_t nodes, uint32_t cpus)
 {
-    return simulate_full(sched_name, ops, params, jobs, n, nodes, cpus, NULL, NULL);
+    return simulate_full(sched_name, ops, params, jobs, n, nodes, cpus, NULL, NULL, NULL);
 }
 
 static struct outcome simulate_policy(const char *sched_name, enum sim_policy p,
@@ -378,7 +382,7 @@ static struct outcome simulate_policy_file(const char *text, const char *groups,
                      TS_OK);
     char *params = sim_policy_params(SIM_POLICY_DEFAULT, sim_window_minutes(jobs, n), NULL);
     struct outcome o = simulate_full(NULL, NULL, params, jobs, n, nodes, 1,
-                                     &pol.set[POLICY_PRIME], fs);
+                                     &pol.set[POLICY_PRIME], fs, NULL);
     fairshare_destroy(fs);
     free(params);
     return o;
@@ -438,6 +442,61 @@ static void test_policy_strict_fifo(void **state)
     o = simulate_policy_file("sort_by: no_sort\nhelp_starving_jobs: true\nstarve_max: 0:00:00\n",
                              NULL, abc, 3, 10);
     expect_starts(&o, strict, 3);
+}
+
+/* ---- running-job limits ---- */
+
+/* Four one-CPU jobs on ten CPUs under EASY and a tessera.conf's limits (the controller's
+ * decision, common/sched/limits.c). */
+static struct outcome simulate_limits(const char *conf_text, const struct swf_job *jobs,
+                                      size_t n)
+{
+    struct conf *conf = NULL;
+    char err[256];
+    if (conf_parse_string(conf_text, "t.conf", 0, &conf, err, sizeof(err)) != TS_OK)
+        fail_msg("%s", err);
+    char *params = sim_policy_params(SIM_POLICY_EASY, sim_window_minutes(jobs, n), NULL);
+    assert_non_null(params);
+    struct outcome o = simulate_full(NULL, NULL, params, jobs, n, 10, 1, NULL, NULL, conf);
+    free(params);
+    conf_free(conf);
+    return o;
+}
+
+static const struct swf_job four_users[] = {
+    {.id = 1, .submit = 0, .run = 100, .procs = 1, .estimate = 100, .user = 1, .group = 1},
+    {.id = 2, .submit = 0, .run = 100, .procs = 1, .estimate = 100, .user = 1, .group = 1},
+    {.id = 3, .submit = 0, .run = 100, .procs = 1, .estimate = 100, .user = 2, .group = 1},
+    {.id = 4, .submit = 0, .run = 100, .procs = 1, .estimate = 100, .user = 2, .group = 2},
+};
+
+static void test_limits(void **state)
+{
+    static const int64_t none[4] = {0, 0, 0, 0}, one[4] = {0, 100, 200, 300},
+                         per_user[4] = {0, 100, 0, 100}, per_group[4] = {0, 0, 100, 0},
+                         two_cpus[4] = {0, 0, 100, 100};
+    struct outcome o = simulate_limits("ClusterName=sim\n", four_users, 4);
+    expect_starts(&o, none, 4);
+    /* the starts of one cycle count together */
+    o = simulate_limits("MaxRunning=1\n", four_users, 4);
+    expect_starts(&o, one, 4);
+    /* a job a limit holds back is out of the view: job 3 passes job 2 */
+    o = simulate_limits("MaxUserRunning=1\n", four_users, 4);
+    expect_starts(&o, per_user, 4);
+    o = simulate_limits("MaxGroupRunning=2\n", four_users, 4);
+    expect_starts(&o, per_group, 4);
+    o = simulate_limits("ResourcesAvailable=cpus=2\n", four_users, 4);
+    expect_starts(&o, two_cpus, 4);
+    /* a job no limit ever lets start is refused, not forgotten */
+    static const struct swf_job wide[] = {
+        {.id = 1, .submit = 0, .run = 10, .procs = 1, .estimate = 10, .user = 1},
+        {.id = 2, .submit = 0, .run = 10, .procs = 3, .estimate = 10, .user = 1},
+    };
+    o = simulate_limits("ResourcesMax=cpus=2\n", wide, 2);
+    assert_int_equal(o.err, TS_EINVAL);
+    assert_non_null(strstr(o.msg, "1 jobs wait that the running-job limits never let start "
+                                  "(first waiting: job 2, 3 processors)"));
+    assert_int_equal(o.start[0], 0);
 }
 
 /* ---- the command ---- */
@@ -536,6 +595,7 @@ int main(void)
         cmocka_unit_test(test_stall_is_an_error),
         cmocka_unit_test(test_overcommit_is_an_error),
         cmocka_unit_test(test_policies),
+        cmocka_unit_test(test_limits),
         cmocka_unit_test(test_command),
     };
     return cmocka_run_group_tests(tests, group_setup, NULL);
