@@ -26,6 +26,7 @@ struct options {
     const char *trace;
     const char *policy_file;  /* --policy-file: a PBS-style sched_config */
     const char *groups_file;  /* --resource-group: the fair-share tree */
+    const char *limits_file;  /* --limits: a tessera.conf's running-job limits */
     int non_prime;            /* the policy file's non-prime values */
     int per_user;
 };
@@ -52,6 +53,9 @@ static void help(void)
            "  --non-prime           the policy file's non-prime values instead\n"
            "  --resource-group=FILE the fair-share tree (ids are the trace's user\n"
            "                        numbers, or group numbers with fairshare_entity: egroup)\n"
+           "  --limits=FILE         the running-job limits of a tessera.conf (MaxRunning,\n"
+           "                        MaxUserRunning, MaxGroupRunning, ResourcesMax,\n"
+           "                        ResourcesAvailable) for the trace's users and groups\n"
            "  --per-user            wait and slowdown per user as well\n"
            "  --help                this help\n");
 }
@@ -91,6 +95,7 @@ static int parse_option(int c, struct options *o)
     case 'o': o->csv = optarg; return TS_OK;
     case 'P': o->policy_file = optarg; return TS_OK;
     case 'G': o->groups_file = optarg; return TS_OK;
+    case 'L': o->limits_file = optarg; return TS_OK;
     case 'n': o->non_prime = 1; return TS_OK;
     case 'u': o->per_user = 1; return TS_OK;
     default: return TS_EOPTION;
@@ -110,6 +115,7 @@ static int parse_args(int argc, char **argv, struct options *o)
         {"csv", required_argument, NULL, 'o'},
         {"policy-file", required_argument, NULL, 'P'},
         {"resource-group", required_argument, NULL, 'G'},
+        {"limits", required_argument, NULL, 'L'},
         {"non-prime", no_argument, NULL, 'n'},
         {"per-user", no_argument, NULL, 'u'},
         {"help", no_argument, NULL, 'h'},
@@ -204,6 +210,8 @@ static void report(const struct options *o, const struct sim_config *cfg,
     if (o->policy_file)
         printf("policy file   %s (%s values)\n", o->policy_file,
                o->non_prime ? "non-prime" : "prime-time");
+    if (o->limits_file)
+        printf("limits        %s\n", o->limits_file);
     printf("wall time     %.2f s\n", wall);
     struct sim_user_stats *us = NULL;
     size_t nu = o->per_user ? sim_user_stats(s, &us) : 0;
@@ -288,6 +296,19 @@ static int load_policy(const struct options *o, struct policy *pol, struct fairs
     return rc;
 }
 
+/* --limits: the file as the controller reads it; only its limits are used. */
+static int load_limits(const struct options *o, struct conf **out)
+{
+    char err[512];
+    *out = NULL;
+    if (!o->limits_file)
+        return TS_OK;
+    int rc = conf_load(o->limits_file, out, err, sizeof(err));
+    if (rc)
+        fprintf(stderr, PROG ": %s\n", rc == TS_ENOMEM ? "out of memory" : err);
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     struct options o;
@@ -304,7 +325,11 @@ int main(int argc, char **argv)
     struct sim_plugins pl = {0};
     struct policy pol;
     struct fairshare *fs = NULL;
+    struct conf *limits = NULL;
     rc = load_policy(&o, &pol, &fs);
+    if (!rc)
+        rc = load_limits(&o, &limits);
+    cfg.limits = limits;
     if (!rc && o.policy_file) {
         cfg.policy = &pol.set[o.non_prime ? POLICY_NON_PRIME : POLICY_PRIME];
         cfg.fairshare = fs;
@@ -321,6 +346,7 @@ int main(int argc, char **argv)
     }
     sim_plugins_unload(&pl);
     fairshare_destroy(fs);
+    conf_free(limits);
     swf_destroy(t);
     return rc ? 1 : 0;
 }

@@ -568,6 +568,26 @@ static void test_command(void **state)
         fail_msg("tessera-sim said: %s", err);
     free(out);
     free(err);
+
+    /* running-job limits from a tessera.conf: one job at a time, so job 3 no longer
+     * backfills beside job 1 and waits behind job 2 (starts 0, 100, 150) */
+    char limits[PATH_MAX + 16];
+    snprintf(limits, sizeof(limits), "%s/tessera.conf", dir);
+    assert_int_equal(harness_write_file(limits, "MaxRunning=1\n", 0644), 0);
+    char *with_limits[] = {TESSERA_BIN_DIR "/tessera-sim", "--limits", limits, "--plugin-dir",
+                           (char *)plugin_dir, swf, NULL};
+    assert_int_equal(harness_run(with_limits, NULL, &out, &err, 30000), 0);
+    snprintf(want, sizeof(want), "limits        %s\n", limits);
+    assert_non_null(strstr(out, want));
+    assert_non_null(strstr(out, "mean wait     82.3 s\n"));
+    free(out);
+    free(err);
+    char *bad_limits[] = {TESSERA_BIN_DIR "/tessera-sim", "--limits", groups, swf, NULL};
+    assert_int_equal(harness_run(bad_limits, NULL, &out, &err, 30000), 1);
+    if (!strstr(err, groups))
+        fail_msg("tessera-sim said: %s", err);
+    free(out);
+    free(err);
     assert_int_equal(harness_rmrf(dir), 0);
 }
 
