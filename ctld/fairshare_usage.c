@@ -222,7 +222,7 @@ static void charge(struct ctld *c, const Tessera__JobRecord *r, int64_t charged_
 void fairshare_usage_job_changed(struct ctld *c, const struct job_change *ch)
 {
     if (ch->kind == JOB_CHANGE_STOPPING && c->fairshare)
-        charge(c, ch->job->rec, (int64_t)c->fairshare->updated, ch->now);
+        charge(c, ch->job->rec, c->fairshare->updated, ch->now);
 }
 
 void fairshare_usage_tick(struct ctld *c, time_t now)
