@@ -1,15 +1,16 @@
 /* squeue's output: "-o %.18i %.9P ..." formats, "-O JobID:10,Name" field lists, and the
  * default sort order.
  *
- * Both syntaxes compile to the same list of items (a field with a width and a side, or
- * literal text) over one table of fields, so a field reads alike whichever way it was
- * asked for. Where -o and -O disagree in Slurm, the table has two rows: "%i" is the
- * display id "93+1" but "-O JobID" the component's own id; "%Q" the priority as a
- * number but "-O Priority" the normalized fraction ("%p").
+ * Both syntaxes compile to the same list (fmtlist.h, shared with step and sinfo formats)
+ * over one table of fields, so a field reads alike whichever way it was asked for. Where
+ * -o and -O disagree in Slurm, the table has two rows: "%i" is the display id "93+1" but
+ * "-O JobID" the component's own id; "%Q" the priority as a number but "-O Priority" the
+ * normalized fraction ("%p").
  */
-#include "common/format/fmtspec.h"
 #include "common/format/jobfmt.h"
 
+#include "common/format/fmtlist.h"
+#include "common/format/fmtspec.h" /* FMTSPEC_MAX_WIDTH, for -O widths */
 #include "common/format/jobfmt_int.h"
 #include "common/job/jobstate.h"
 #include "common/job/jobtime.h"
@@ -22,7 +23,6 @@
 #include <string.h>
 #include <strings.h>
 
-#define WIDTH_NATURAL (-1)
 #define FIELDS_DEFAULT_WIDTH 20 /* -O without a width, as Slurm */
 #define WIDTH_MAX FMTSPEC_MAX_WIDTH
 
@@ -37,17 +37,8 @@ struct field {
     const char *constant; /* what Slurm prints for what Tessera has no notion of */
 };
 
-struct item {
-    const struct field *field; /* NULL: literal text */
-    char *text;                /* the literal */
-    int width;                 /* WIDTH_NATURAL or the column width */
-    int right;                 /* right-justified ("." in the format) */
-};
-
 struct jobfmt {
-    struct item *items;
-    size_t n;
-    size_t cap;
+    struct fmtlist list; /* over fields[] */
 };
 
 /* ---- getters -------------------------------------------------------------------------- */
@@ -483,7 +474,7 @@ static const struct field fields[] = {
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
-static const struct field *field_by_letter(char c)
+static const void *field_by_letter(char c)
 {
     for (size_t i = 0; i < NFIELDS; i++)
         if (fields[i].letter && fields[i].letter == c)
@@ -506,57 +497,8 @@ void jobfmt_free(struct jobfmt *fmt)
 {
     if (!fmt)
         return;
-    for (size_t i = 0; i < fmt->n; i++)
-        free(fmt->items[i].text);
-    free(fmt->items);
+    fmtlist_clear(&fmt->list);
     free(fmt);
-}
-
-static struct item *add_item(struct jobfmt *fmt)
-{
-    if (fmt->n == fmt->cap) {
-        size_t cap = fmt->cap ? fmt->cap * 2 : 8;
-        struct item *items = realloc(fmt->items, cap * sizeof(*items));
-
-        if (!items)
-            return NULL;
-        fmt->items = items;
-        fmt->cap = cap;
-    }
-    memset(&fmt->items[fmt->n], 0, sizeof(fmt->items[0]));
-    return &fmt->items[fmt->n++];
-}
-
-static int add_literal(struct jobfmt *fmt, const char *s, size_t len)
-{
-    struct item *it;
-
-    if (len == 0)
-        return TS_OK;
-    it = add_item(fmt);
-    if (!it || !(it->text = strndup(s, len)))
-        return TS_ENOMEM;
-    it->width = WIDTH_NATURAL;
-    return TS_OK;
-}
-
-static int add_field(struct jobfmt *fmt, const struct field *f, int width, int right)
-{
-    struct item *it = add_item(fmt);
-
-    if (!it)
-        return TS_ENOMEM;
-    it->field = f;
-    it->width = width;
-    it->right = right;
-    return TS_OK;
-}
-
-static int spec_error(char *errbuf, size_t errlen, const char *spec, size_t len)
-{
-    if (errbuf && errlen)
-        snprintf(errbuf, errlen, "Invalid job format specification: %.*s", (int)len, spec);
-    return TS_EOPTVALUE;
 }
 
 /* "[.][width]" from s up to end: width 0 or none means natural width. Sets *stop past
@@ -574,33 +516,9 @@ static int parse_width(const char *s, const char *end, const char **stop, int *w
         if (w > WIDTH_MAX)
             return -1;
     }
-    *width = w > 0 ? (int)w : WIDTH_NATURAL;
+    *width = (int)w;
     *stop = s;
     return 0;
-}
-
-static int scan_literal(void *arg, const char *text, size_t len)
-{
-    return add_literal(arg, text, len);
-}
-
-static int scan_field(void *arg, const struct fmtspec_field *f)
-{
-    const struct field *fd = field_by_letter(f->letter);
-    if (!fd)
-        return TS_EOPTVALUE;
-    return add_field(arg, fd, f->width > 0 ? f->width : WIDTH_NATURAL, f->right);
-}
-
-static int compile_format(struct jobfmt *fmt, const char *format, char *errbuf, size_t errlen)
-{
-    static const struct fmtspec_ops ops = {scan_literal, scan_field};
-    const char *bad = "";
-    size_t badlen = 0;
-    int rc = fmtspec_scan(format, &ops, fmt, &bad, &badlen);
-    if (rc == TS_EOPTVALUE)
-        return spec_error(errbuf, errlen, bad, badlen);
-    return rc;
 }
 
 int jobfmt_compile(const char *format, struct jobfmt **out, char *errbuf, size_t errlen)
@@ -611,7 +529,7 @@ int jobfmt_compile(const char *format, struct jobfmt **out, char *errbuf, size_t
     *out = NULL;
     if (!fmt)
         return TS_ENOMEM;
-    rc = compile_format(fmt, format ? format : "", errbuf, errlen);
+    rc = fmtlist_compile(&fmt->list, format, field_by_letter, "job", errbuf, errlen);
     if (rc != TS_OK) {
         jobfmt_free(fmt);
         return rc;
@@ -632,14 +550,14 @@ static int compile_token(struct jobfmt *fmt, const char *tok, size_t len, char *
     int width = FIELDS_DEFAULT_WIDTH, right = 0, rc;
 
     if (!f)
-        return spec_error(errbuf, errlen, tok, nlen);
+        return fmtlist_spec_error(errbuf, errlen, "job", tok, nlen);
     if (!colon)
-        return add_field(fmt, f, width, right);
+        return fmtlist_add_field(&fmt->list, f, width, right);
     if (parse_width(colon + 1, end, &suffix, &width, &right) != 0)
-        return spec_error(errbuf, errlen, tok, len);
-    if ((rc = add_field(fmt, f, width, right)) != TS_OK)
+        return fmtlist_spec_error(errbuf, errlen, "job", tok, len);
+    if ((rc = fmtlist_add_field(&fmt->list, f, width, right)) != TS_OK)
         return rc;
-    return add_literal(fmt, suffix, (size_t)(end - suffix));
+    return fmtlist_add_literal(&fmt->list, suffix, (size_t)(end - suffix));
 }
 
 int jobfmt_compile_fields(const char *list, struct jobfmt **out, char *errbuf, size_t errlen)
@@ -658,8 +576,8 @@ int jobfmt_compile_fields(const char *list, struct jobfmt **out, char *errbuf, s
             rc = compile_token(fmt, p, len, errbuf, errlen);
         p += len + (p[len] == ',');
     }
-    if (rc == TS_OK && fmt->n == 0)
-        rc = spec_error(errbuf, errlen, "", 0);
+    if (rc == TS_OK && fmt->list.n == 0)
+        rc = fmtlist_spec_error(errbuf, errlen, "job", "", 0);
     if (rc != TS_OK) {
         jobfmt_free(fmt);
         return rc;
@@ -670,56 +588,35 @@ int jobfmt_compile_fields(const char *list, struct jobfmt **out, char *errbuf, s
 
 /* ---- printing ------------------------------------------------------------------------ */
 
-/* A cell: padded to the width, or cut to it as Slurm cuts long values. */
-static void put_cell(FILE *f, const char *value, const struct item *it)
+/* What a row shows; the header is the line without one. */
+struct row {
+    const Tessera__JobRecord *job;
+    struct jobfmt_ctx *ctx;
+};
+
+static void fill_cell(void *arg, size_t i, const struct fmtlist_item *it,
+                      struct fmtlist_cell *cell, char *buf, size_t len)
 {
-    if (it->width == WIDTH_NATURAL)
-        fputs(value, f);
+    const struct row *r = arg;
+    const struct field *fd = it->field;
+
+    if (!r)
+        cell->text = fd->header;
     else
-        fprintf(f, it->right ? "%*.*s" : "%-*.*s", it->width, it->width, value);
+        cell->text = fd->get ? fd->get(r->job, r->ctx, buf, len) : fd->constant;
 }
 
 char *jobfmt_header(const struct jobfmt *fmt)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-
-    if (!f)
-        return NULL;
-    for (size_t i = 0; i < fmt->n; i++) {
-        const struct item *it = &fmt->items[i];
-
-        put_cell(f, it->field ? it->field->header : it->text, it);
-    }
-    fputc('\n', f);
-    return memstream_done(f, &text);
+    return fmtlist_line(&fmt->list, fill_cell, NULL, 1);
 }
 
 char *jobfmt_row(const struct jobfmt *fmt, const Tessera__JobRecord *job,
                  struct jobfmt_ctx *ctx)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f;
-    char *buf = malloc(JOBFMT_VALUE_MAX);
+    struct row r = {job, ctx};
 
-    if (!buf || !(f = open_memstream(&text, &len))) {
-        free(buf);
-        return NULL;
-    }
-    for (size_t i = 0; i < fmt->n; i++) {
-        const struct item *it = &fmt->items[i];
-        const struct field *fd = it->field;
-
-        if (!fd)
-            put_cell(f, it->text, it);
-        else
-            put_cell(f, fd->get ? fd->get(job, ctx, buf, JOBFMT_VALUE_MAX) : fd->constant, it);
-    }
-    fputc('\n', f);
-    free(buf);
-    return memstream_done(f, &text);
+    return fmtlist_line(&fmt->list, fill_cell, &r, JOBFMT_VALUE_MAX);
 }
 
 /* ---- default order ------------------------------------------------------------------- */

@@ -1,13 +1,13 @@
 /* sinfo's format letters: one table of fields (header, value, what rows must share to be
- * one line) and the "-o" compiler over it.
+ * one line) and the "-o" compiler over it (through fmtlist.h).
  *
  * Values follow Slurm 22.05's sinfo: sizes that differ within a line show the smallest
  * with a "+" ("4+"), ranges ("1-infinite") where Slurm prints ranges, and Slurm's own
  * words for what Tessera has no notion of (GRES "(null)", groups "all", CPU load and free
  * memory "N/A" as for a node that never reported them). */
-#include "common/format/fmtspec.h"
 #include "common/format/nodefmt.h"
 
+#include "common/format/fmtlist.h"
 #include "common/format/nodefmt_int.h"
 #include "common/text/hostlist.h"
 #include "common/text/timefmt.h"
@@ -369,7 +369,7 @@ static const struct nf_field fields[] = {
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
-const struct nf_field *nf_field_by_letter(char c)
+static const void *field_by_letter(char c)
 {
     for (size_t i = 0; i < NFIELDS; i++)
         if (fields[i].letter == c)
@@ -383,74 +383,8 @@ void nodefmt_free(struct nodefmt *fmt)
 {
     if (!fmt)
         return;
-    for (size_t i = 0; i < fmt->n; i++)
-        free(fmt->items[i].text);
-    free(fmt->items);
+    fmtlist_clear(&fmt->list);
     free(fmt);
-}
-
-static struct nf_item *add_item(struct nodefmt *fmt)
-{
-    if (fmt->n == fmt->cap) {
-        size_t cap = fmt->cap ? fmt->cap * 2 : 8;
-        struct nf_item *items = realloc(fmt->items, cap * sizeof(*items));
-
-        if (!items)
-            return NULL;
-        fmt->items = items;
-        fmt->cap = cap;
-    }
-    memset(&fmt->items[fmt->n], 0, sizeof(fmt->items[0]));
-    return &fmt->items[fmt->n++];
-}
-
-static int add_literal(struct nodefmt *fmt, const char *s, size_t len)
-{
-    struct nf_item *it;
-
-    if (len == 0)
-        return TS_OK;
-    it = add_item(fmt);
-    if (!it || !(it->text = strndup(s, len)))
-        return TS_ENOMEM;
-    return TS_OK;
-}
-
-static int spec_error(char *errbuf, size_t errlen, const char *spec, size_t len)
-{
-    if (errbuf && errlen)
-        snprintf(errbuf, errlen, "Invalid node format specification: %.*s", (int)len, spec);
-    return TS_EOPTVALUE;
-}
-
-static int scan_literal(void *arg, const char *text, size_t len)
-{
-    return add_literal(arg, text, len);
-}
-
-static int scan_field(void *arg, const struct fmtspec_field *f)
-{
-    struct nodefmt *fmt = arg;
-    const struct nf_field *nf = nf_field_by_letter(f->letter);
-    if (!nf)
-        return TS_EOPTVALUE;
-    struct nf_item *it = add_item(fmt);
-    if (!it)
-        return TS_ENOMEM;
-    *it = (struct nf_item){.field = nf, .width = f->width, .right = f->right, .grow = f->grow};
-    fmt->match |= nf->match;
-    return TS_OK;
-}
-
-static int compile_format(struct nodefmt *fmt, const char *format, char *errbuf, size_t errlen)
-{
-    static const struct fmtspec_ops ops = {scan_literal, scan_field};
-    const char *bad = "";
-    size_t badlen = 0;
-    int rc = fmtspec_scan(format, &ops, fmt, &bad, &badlen);
-    if (rc == TS_EOPTVALUE)
-        return spec_error(errbuf, errlen, bad, badlen);
-    return rc;
 }
 
 int nodefmt_compile(const char *format, struct nodefmt **out, char *errbuf, size_t errlen)
@@ -466,7 +400,13 @@ int nodefmt_compile(const char *format, struct nodefmt **out, char *errbuf, size
             snprintf(errbuf, errlen, "Format option lacks specification");
         rc = TS_EOPTVALUE;
     } else
-        rc = compile_format(fmt, format, errbuf, errlen);
+        rc = fmtlist_compile(&fmt->list, format, field_by_letter, "node", errbuf, errlen);
+    for (size_t i = 0; rc == TS_OK && i < fmt->list.n; i++) {
+        const struct nf_field *nf = fmt->list.items[i].field;
+
+        if (nf)
+            fmt->match |= nf->match;
+    }
     if (rc != TS_OK) {
         nodefmt_free(fmt);
         return rc;

@@ -4,6 +4,7 @@
 #ifndef TESSERA_COMMON_NODEFMT_INT_H
 #define TESSERA_COMMON_NODEFMT_INT_H
 
+#include "common/format/fmtlist.h"
 #include "common/format/nodefmt.h"
 
 #include <stddef.h>
@@ -81,17 +82,10 @@ struct nf_field {
     int header_uncut; /* Slurm never cuts this header when right-justified */
 };
 
-struct nf_item {
-    const struct nf_field *field; /* NULL: literal text */
-    char *text;
-    int width;    /* 0: natural */
-    int right;    /* "." */
-    int grow;     /* "#": at least width (9 when none), grown to the longest value */
-};
-
+/* A compiled format: items whose fields are rows of struct nf_field ("#" grows a column
+ * to at least its width, 9 when none, and to the longest value). */
 struct nodefmt {
-    struct nf_item *items;
-    size_t n, cap;
+    struct fmtlist list;
     unsigned match; /* union of the fields' bits */
 };
 
@@ -113,9 +107,6 @@ struct nf_row {
     uint32_t min_threads, max_threads, min_weight, max_weight;
     uint64_t min_mem, max_mem;
 };
-
-/* The field of a letter, or NULL. */
-const struct nf_field *nf_field_by_letter(char c);
 
 /* ---- values ------------------------------------------------------------------------- */
 

@@ -369,31 +369,23 @@ static int cmp_nodes(const void *a, const void *b)
 
 /* ---- layout -------------------------------------------------------------------------------- */
 
-static void put_cell(FILE *f, const char *value, int width, int right, int cut)
-{
-    if (width <= 0)
-        fputs(value, f);
-    else if (right && !cut)
-        fprintf(f, "%*s", width, value);
-    else
-        fprintf(f, right ? "%*.*s" : "%-*.*s", width, width, value);
-}
-
 /* A cell's text; buf holds it when the getter needs room. */
-static const char *cell(const struct nf_item *it, const struct nf_row *r, int width,
+static const char *cell(const struct fmtlist_item *it, const struct nf_row *r, int width,
                         char *buf, size_t len)
 {
-    return it->field->get(r, width, buf, len);
+    const struct nf_field *fd = it->field;
+
+    return fd->get(r, width, buf, len);
 }
 
 /* "#" columns: at least their width (9 when none), as wide as their longest value. */
 static int *column_widths(const struct table *t, char *buf, size_t len)
 {
-    const struct nodefmt *fmt = t->fmt;
-    int *w = calloc(fmt->n + 1, sizeof(*w));
+    const struct fmtlist *l = &t->fmt->list;
+    int *w = calloc(l->n + 1, sizeof(*w));
 
-    for (size_t i = 0; w && i < fmt->n; i++) {
-        const struct nf_item *it = &fmt->items[i];
+    for (size_t i = 0; w && i < l->n; i++) {
+        const struct fmtlist_item *it = &l->items[i];
 
         w[i] = it->width;
         if (!it->field || !it->grow)
@@ -410,20 +402,33 @@ static int *column_widths(const struct table *t, char *buf, size_t len)
     return w;
 }
 
+/* A line of the table: the header (row NULL) or a row, columns as wide as w says. */
+struct line {
+    const struct nf_row *row;
+    const int *w;
+};
+
+static void line_cell(void *arg, size_t i, const struct fmtlist_item *it,
+                      struct fmtlist_cell *c, char *buf, size_t len)
+{
+    const struct line *ln = arg;
+    const struct nf_field *fd = it->field;
+
+    c->width = ln->w[i];
+    if (ln->row) {
+        c->text = cell(it, ln->row, ln->w[i], buf, len);
+    } else {
+        c->text = fd->header;
+        c->cut = !fd->header_uncut;
+    }
+}
+
 static void put_line(FILE *f, const struct table *t, const struct nf_row *r, const int *w,
                      char *buf, size_t len)
 {
-    for (size_t i = 0; i < t->fmt->n; i++) {
-        const struct nf_item *it = &t->fmt->items[i];
+    struct line ln = {r, w};
 
-        if (!it->field)
-            fputs(it->text, f);
-        else if (!r)
-            put_cell(f, it->field->header, w[i], it->right, !it->field->header_uncut);
-        else
-            put_cell(f, cell(it, r, w[i], buf, len), w[i], it->right, 1);
-    }
-    fputc('\n', f);
+    fmtlist_put_line(f, &t->fmt->list, line_cell, &ln, buf, len);
 }
 
 /* The longest cell any row can have: host lists grow with the cluster. */

@@ -1,13 +1,12 @@
 /* squeue -s and scontrol show step.
  *
- * A format compiles, through the scanner squeue and sinfo share, to a list of items (a
- * field with a width and a side, or literal text) over one table of step fields, as
- * jobfmt does for jobs; the cells are padded and cut the same way, so job and step
- * columns line up alike.
+ * A format compiles to the list squeue's and sinfo's formats share (fmtlist.h) over one
+ * table of step fields, as jobfmt does for jobs; the cells are padded and cut the same
+ * way, so job and step columns line up alike.
  */
 #include "common/format/stepfmt.h"
 
-#include "common/format/fmtspec.h"
+#include "common/format/fmtlist.h"
 #include "common/util/errors.h"
 /* jobfmt's own header: the context's clock (jobfmt.h has no accessor for it) and the
  * texts that job and step output must print alike: "(null)", timestamps, exit codes. */
@@ -31,17 +30,8 @@ struct field {
     int header_left; /* header left-justified even under "." (Slurm's START_TIME) */
 };
 
-struct item {
-    const struct field *field; /* NULL: literal text */
-    char *text;                /* the literal */
-    int width;                 /* 0: the value's own width */
-    int right;                 /* right-justified ("." in the format) */
-};
-
 struct stepfmt {
-    struct item *items;
-    size_t n;
-    size_t cap;
+    struct fmtlist list; /* over fields[] */
 };
 
 /* ---- values ------------------------------------------------------------------------- */
@@ -169,7 +159,7 @@ static const struct field fields[] = {
 };
 #define NFIELDS (sizeof(fields) / sizeof(fields[0]))
 
-static const struct field *field_by_letter(char c)
+static const void *field_by_letter(char c)
 {
     for (size_t i = 0; i < NFIELDS; i++)
         if (fields[i].letter == c)
@@ -183,67 +173,20 @@ void stepfmt_free(struct stepfmt *fmt)
 {
     if (!fmt)
         return;
-    for (size_t i = 0; i < fmt->n; i++)
-        free(fmt->items[i].text);
-    free(fmt->items);
+    fmtlist_clear(&fmt->list);
     free(fmt);
-}
-
-static struct item *add_item(struct stepfmt *fmt)
-{
-    if (fmt->n == fmt->cap) {
-        size_t cap = fmt->cap ? fmt->cap * 2 : 8;
-        struct item *items = realloc(fmt->items, cap * sizeof(*items));
-
-        if (!items)
-            return NULL;
-        fmt->items = items;
-        fmt->cap = cap;
-    }
-    memset(&fmt->items[fmt->n], 0, sizeof(fmt->items[0]));
-    return &fmt->items[fmt->n++];
-}
-
-static int scan_literal(void *arg, const char *text, size_t len)
-{
-    struct item *it = add_item(arg);
-
-    if (!it || !(it->text = strndup(text, len)))
-        return TS_ENOMEM;
-    return TS_OK;
-}
-
-static int scan_field(void *arg, const struct fmtspec_field *f)
-{
-    const struct field *fd = field_by_letter(f->letter);
-    struct item *it;
-
-    if (!fd)
-        return TS_EOPTVALUE;
-    if (!(it = add_item(arg)))
-        return TS_ENOMEM;
-    /* "#" (sinfo's growing columns) means nothing to squeue and is ignored, as for jobs */
-    it->field = fd;
-    it->width = f->width;
-    it->right = f->right;
-    return TS_OK;
 }
 
 int stepfmt_compile(const char *format, struct stepfmt **out, char *errbuf, size_t errlen)
 {
-    static const struct fmtspec_ops ops = {scan_literal, scan_field};
     struct stepfmt *fmt = calloc(1, sizeof(*fmt));
-    const char *bad = "";
-    size_t badlen = 0;
     int rc;
 
     *out = NULL;
     if (!fmt)
         return TS_ENOMEM;
-    rc = fmtspec_scan(format ? format : "", &ops, fmt, &bad, &badlen);
-    if (rc == TS_EOPTVALUE && errbuf && errlen)
-        snprintf(errbuf, errlen, "Invalid job step format specification: %.*s", (int)badlen,
-                 bad);
+    /* "#" (sinfo's growing columns) means nothing to squeue and is ignored, as for jobs */
+    rc = fmtlist_compile(&fmt->list, format, field_by_letter, "job step", errbuf, errlen);
     if (rc != TS_OK) {
         stepfmt_free(fmt);
         return rc;
@@ -254,59 +197,38 @@ int stepfmt_compile(const char *format, struct stepfmt **out, char *errbuf, size
 
 /* ---- printing ----------------------------------------------------------------------- */
 
-/* A cell: padded to the width, or cut to it as Slurm cuts long values. */
-static void put_cell(FILE *f, const char *value, int width, int right)
+/* What a row shows; the header is the line without one. */
+struct row {
+    const Tessera__StepRecord *step;
+    struct jobfmt_ctx *ctx;
+};
+
+static void fill_cell(void *arg, size_t i, const struct fmtlist_item *it,
+                      struct fmtlist_cell *cell, char *buf, size_t len)
 {
-    if (width == 0)
-        fputs(value, f);
-    else
-        fprintf(f, right ? "%*.*s" : "%-*.*s", width, width, value);
+    const struct row *r = arg;
+    const struct field *fd = it->field;
+
+    if (r) {
+        cell->text = fd->get(r->step, r->ctx, buf, len);
+        return;
+    }
+    /* Slurm leaves START_TIME's header left-justified whatever the format says. */
+    cell->text = fd->header;
+    cell->right = it->right && !fd->header_left;
 }
 
 char *stepfmt_header(const struct stepfmt *fmt)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f = open_memstream(&text, &len);
-
-    if (!f)
-        return NULL;
-    for (size_t i = 0; i < fmt->n; i++) {
-        const struct item *it = &fmt->items[i];
-
-        if (it->field)
-            put_cell(f, it->field->header, it->width, it->right && !it->field->header_left);
-        else
-            fputs(it->text, f);
-    }
-    fputc('\n', f);
-    return memstream_done(f, &text);
+    return fmtlist_line(&fmt->list, fill_cell, NULL, 1);
 }
 
 char *stepfmt_row(const struct stepfmt *fmt, const Tessera__StepRecord *step,
                   struct jobfmt_ctx *ctx)
 {
-    char *text = NULL;
-    size_t len = 0;
-    FILE *f;
-    char *buf = malloc(JOBFMT_VALUE_MAX);
+    struct row r = {step, ctx};
 
-    if (!buf || !(f = open_memstream(&text, &len))) {
-        free(buf);
-        return NULL;
-    }
-    for (size_t i = 0; i < fmt->n; i++) {
-        const struct item *it = &fmt->items[i];
-
-        if (it->field)
-            put_cell(f, it->field->get(step, ctx, buf, JOBFMT_VALUE_MAX), it->width,
-                     it->right);
-        else
-            fputs(it->text, f);
-    }
-    fputc('\n', f);
-    free(buf);
-    return memstream_done(f, &text);
+    return fmtlist_line(&fmt->list, fill_cell, &r, JOBFMT_VALUE_MAX);
 }
 
 /* ---- scontrol show step ------------------------------------------------------------- */
