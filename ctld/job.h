@@ -223,6 +223,10 @@ int job_unit_eligible(struct ctld *c, struct job *leader, time_t now);
 int job_start_unit(struct ctld *c, struct job *leader, struct select_alloc *allocs);
 /* Every unfinished component ends in state; status (wait status) is the leader's. */
 void job_end_unit(struct ctld *c, struct job *leader, Tessera__JobState state, int status);
+/* The same with the reason every component keeps (a job_reason code), stored with the
+ * end: a reason set after the end would miss its accounting record. */
+void job_end_unit_reason(struct ctld *c, struct job *leader, Tessera__JobState state,
+                         int status, uint32_t reason);
 /* Stop the unit's processes (SIGTERM, KillWait, SIGKILL); it ends in final when its
  * batch script reports, or at once when none runs. final PENDING means requeue. */
 void job_terminate_unit(struct ctld *c, struct job *leader, Tessera__JobState final);

@@ -122,8 +122,19 @@ static void signal_component(struct ctld *c, const struct job *j, int signo, int
 /* ------------------------------------------------------------------------------------ */
 /* the end */
 
+/* The reason an end in state gives when nothing more particular is known. */
+static uint32_t end_reason(Tessera__JobState state)
+{
+    return state == TESSERA__JOB_STATE__JOB_NODE_FAIL ? JOB_REASON_NODE_FAIL
+           : state == TESSERA__JOB_STATE__JOB_TIMEOUT ? JOB_REASON_TIME_LIMIT
+           : state == TESSERA__JOB_STATE__JOB_FAILED  ? JOB_REASON_NON_ZERO_EXIT
+                                                      : JOB_REASON_NONE;
+}
+
+/* The reason is set before the save: the save writes the accounting record of the end,
+ * which a later save of the same end does not rewrite. */
 static void finish_component(struct ctld *c, struct job *j, Tessera__JobState state,
-                             int status, time_t now)
+                             int status, uint32_t reason, time_t now)
 {
     Tessera__JobRecord *r = j->rec;
     if (jobstate_is_finished(r->state))
@@ -135,18 +146,22 @@ static void finish_component(struct ctld *c, struct job *j, Tessera__JobState st
     r->end_time = now;
     r->exit_code = status;
     r->end_pending = 0;
-    r->reason = state == TESSERA__JOB_STATE__JOB_NODE_FAIL   ? JOB_REASON_NODE_FAIL
-                : state == TESSERA__JOB_STATE__JOB_TIMEOUT   ? JOB_REASON_TIME_LIMIT
-                : state == TESSERA__JOB_STATE__JOB_FAILED    ? JOB_REASON_NON_ZERO_EXIT
-                                                              : JOB_REASON_NONE;
+    r->reason = reason;
     job_save(c, j);
 }
 
 void job_end_unit(struct ctld *c, struct job *leader, Tessera__JobState state, int status)
 {
+    job_end_unit_reason(c, leader, state, status, end_reason(state));
+}
+
+void job_end_unit_reason(struct ctld *c, struct job *leader, Tessera__JobState state,
+                         int status, uint32_t reason)
+{
     time_t now = time(NULL);
     for (size_t i = 0; i < job_ncomponents(leader); i++)
-        finish_component(c, job_component(leader, i), state, i == 0 ? status : 0, now);
+        finish_component(c, job_component(leader, i), state, i == 0 ? status : 0, reason,
+                         now);
     job_changed_ended(c, leader, now); /* its steps end with it; its resources are free */
     log_info("job %u ended: %s (exit %d:%d)", leader->rec->job_id, jobstate_name(state),
              WIFEXITED(status) ? WEXITSTATUS(status) : 0,
@@ -228,7 +243,7 @@ void job_terminate_resend(struct ctld *c, struct job *leader, const char *node)
 void job_end_component(struct ctld *c, struct job *j, Tessera__JobState state)
 {
     signal_component(c, j, SIGTERM, 1, ALL_PROCESSES);
-    finish_component(c, j, state, 0, time(NULL));
+    finish_component(c, j, state, 0, end_reason(state), time(NULL));
     job_changed_freed(c, j->leader);
 }
 
@@ -266,25 +281,23 @@ int job_shrink_component(struct ctld *c, struct job *j, uint32_t keep)
 /* The most of a node's "why" a job's reason keeps. */
 #define LAUNCH_WHY_MAX 1024
 
-/* Every component's reason is the launch's failure; why (NULL: none known) becomes the
- * leader's detail, printable and bounded: it came from a node and names a user's file. */
-static void mark_launch_failed(struct ctld *c, struct job *leader, const char *why)
+/* The unit ends in state with the launch's failure as every component's reason; why
+ * (NULL: none known) becomes the leader's detail, printable and bounded: it came from a
+ * node and names a user's file. */
+static void end_launch_failed(struct ctld *c, struct job *leader, Tessera__JobState state,
+                              int status, const char *why)
 {
-    for (size_t i = 0; i < job_ncomponents(leader); i++) {
-        struct job *j = job_component(leader, i);
-        j->rec->reason = JOB_REASON_LAUNCH_FAILED;
-        if (j == leader && why && *why) {
-            char text[LAUNCH_WHY_MAX + 32];
-            int n = snprintf(text, sizeof(text), "%s: %.*s", jobreason_name(j->rec->reason),
-                             LAUNCH_WHY_MAX, why);
-            for (int k = 0; k < n && (size_t)k < sizeof(text); k++)
-                if ((unsigned char)text[k] < 0x20 || (unsigned char)text[k] >= 0x7f)
-                    text[k] = '?';
-            pbutil_set_string(&j->rec->state_desc, text);
-            log_error("job %u: the batch script could not start: %s", j->rec->job_id, why);
-        }
-        job_save(c, j);
+    if (why && *why) {
+        char text[LAUNCH_WHY_MAX + 32];
+        int n = snprintf(text, sizeof(text), "%s: %.*s",
+                         jobreason_name(JOB_REASON_LAUNCH_FAILED), LAUNCH_WHY_MAX, why);
+        for (int k = 0; k < n && (size_t)k < sizeof(text); k++)
+            if ((unsigned char)text[k] < 0x20 || (unsigned char)text[k] >= 0x7f)
+                text[k] = '?';
+        pbutil_set_string(&leader->rec->state_desc, text);
+        log_error("job %u: the batch script could not start: %s", leader->rec->job_id, why);
     }
+    job_end_unit_reason(c, leader, state, status, JOB_REASON_LAUNCH_FAILED);
 }
 
 void job_batch_ended(struct ctld *c, const Tessera__JobCompleteRequest *msg)
@@ -308,10 +321,12 @@ void job_batch_ended(struct ctld *c, const Tessera__JobCompleteRequest *msg)
     int ok = WIFEXITED(status) && WEXITSTATUS(status) == 0;
     if (msg->batch) /* steps the script left behind end with it */
         signal_unit(c, j, SIGTERM, 1, ALL_PROCESSES);
-    job_end_unit(c, j, ok ? TESSERA__JOB_STATE__JOB_COMPLETED : TESSERA__JOB_STATE__JOB_FAILED,
-                 status);
+    Tessera__JobState state = ok ? TESSERA__JOB_STATE__JOB_COMPLETED
+                                 : TESSERA__JOB_STATE__JOB_FAILED;
     if (msg->batch && msg->launch_failure && *msg->launch_failure)
-        mark_launch_failed(c, j, msg->launch_failure);
+        end_launch_failed(c, j, state, status, msg->launch_failure);
+    else
+        job_end_unit(c, j, state, status);
 }
 
 /* A node of the unit failed: NODE_FAIL, or requeue when the job asked for it. The other
@@ -534,8 +549,7 @@ int job_start_unit(struct ctld *c, struct job *leader, struct select_alloc *allo
  * requeued (the same launch would fail again, after every restart too). */
 static void launch_failed(struct ctld *c, struct job *leader)
 {
-    job_end_unit(c, leader, TESSERA__JOB_STATE__JOB_FAILED, 1 << 8);
-    mark_launch_failed(c, leader, NULL);
+    end_launch_failed(c, leader, TESSERA__JOB_STATE__JOB_FAILED, 1 << 8, NULL);
 }
 
 static void launch_answered(void *arg, int err, const Tessera__Response *resp)

@@ -159,7 +159,29 @@ static inline void cmdcheck_wait_for(struct harness_cluster *c, unsigned id, con
 }
 #define wait_for(id, format, want, seconds) cmdcheck_wait_for(&cluster, id, format, want, seconds)
 
-/* "sbatch --parsable -D dir -w node --wrap script" as uid, which must succeed; the id. */
+/* Wait until the controller has forgotten job id (MinJobAge after its end: "squeue -t all
+ * -j ID" shows nothing), up to seconds. */
+static inline void cmdcheck_wait_forgotten(struct harness_cluster *c, unsigned id, int seconds)
+{
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", id);
+    char *got = NULL;
+    for (int i = 0; i < seconds * 10; i++) {
+        free(got);
+        struct result r = cmdcheck_run(c, "squeue", (const char *const[]){"-h", "-t", "all",
+                                                                           "-j", sid, NULL});
+        free(r.err);
+        got = r.out;
+        if (!got || !*got) {
+            free(got);
+            return;
+        }
+        usleep(100000);
+    }
+    fail_msg("job %u: still known after %d s: '%s'", id, seconds, got);
+}
+#define wait_forgotten(id, seconds) cmdcheck_wait_forgotten(&cluster, id, seconds)
+
 /* scancel ID, whatever it answers (a test ending its own jobs). */
 static inline void cmdcheck_cancel(struct harness_cluster *c, unsigned id)
 {
@@ -170,6 +192,7 @@ static inline void cmdcheck_cancel(struct harness_cluster *c, unsigned id)
 }
 #define cancel_job(id) cmdcheck_cancel(&cluster, id)
 
+/* "sbatch --parsable -D dir -w node --wrap script" as uid, which must succeed; the id. */
 static inline unsigned cmdcheck_submit_as(struct harness_cluster *c, uid_t uid, const char *dir,
                                           const char *node, const char *script)
 {

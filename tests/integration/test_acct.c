@@ -1,8 +1,8 @@
 /* Accounting on a live cluster: a controller (FirstJobId=67767, MinJobAge=3), four node
  * daemons, MUNGE and the real commands. docs/06-sacct.md §2.4's four sacct examples on a real
  * two-component job, its step rows, what the steps used, an ordinary user who cannot see
- * root's jobs, records that outlive MinJobAge and a kill -9 of the controller, and the
- * time window.
+ * root's jobs, records that outlive MinJobAge and a kill -9 of the controller, a failed
+ * launch's reason kept in its record, and the time window.
  */
 #include "cluster.h"
 
@@ -248,10 +248,7 @@ static void test_records_survive(void **state)
     char sid[16];
     snprintf(sid, sizeof(sid), "%u", running);
     wait_acct_state(running, "RUNNING", 20);
-    sleep(5); /* MinJobAge=3: 67767 has left the controller's memory */
-    struct result r = RUN("squeue", "-h", "-t", "all", "-j", "67767");
-    assert_string_equal(r.out ? r.out : "", "");
-    result_free(&r);
+    wait_forgotten(het_id, 20); /* MinJobAge=3: 67767 leaves the controller's memory */
     harness_ctld_stop(&cluster, SIGKILL);
     assert_int_equal(harness_ctld_start(&cluster), 0);
     char want[1024], *out;
@@ -264,9 +261,32 @@ static void test_records_survive(void **state)
     out = SACCT("-j", sid, "-X", "-n", "-P", "-o", "JobName,State,End");
     assert_string_equal(out, "through|RUNNING|Unknown\n");
     free(out);
-    r = RUN("scancel", sid);
+    struct result r = RUN("scancel", sid);
     result_free(&r);
     wait_acct_state(running, "CANCELLED by 0", 20);
+}
+
+/* A batch script that could not start: its record says why (JobLaunchFailure) once the
+ * job has left the controller's memory, and after a restart. */
+static void test_launch_failure_reason_kept(void **state)
+{
+    (void)state;
+    char path[700];
+    snprintf(path, sizeof(path), "%s/nodir/%%j.out", outdir);
+    unsigned id = SUBMIT("-o", path, "--wrap", "true");
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", id);
+    wait_acct_state(id, "FAILED", 20);
+    wait_forgotten(id, 20);
+    char *out = SACCT("-j", sid, "-X", "-n", "-P", "-o", "State,Reason");
+    assert_string_equal(out, "FAILED|JobLaunchFailure\n");
+    free(out);
+    assert_int_equal(harness_ctld_stop_clean(&cluster), 0);
+    assert_int_equal(harness_ctld_start(&cluster), 0);
+    assert_int_equal(harness_wait_nodes(&cluster, NODES, 10000), 0);
+    out = SACCT("-j", sid, "-X", "-n", "-P", "-o", "State,Reason");
+    assert_string_equal(out, "FAILED|JobLaunchFailure\n");
+    free(out);
 }
 
 /* A requeued job keeps the record of its last run: the first run's steps go, the next
@@ -353,6 +373,7 @@ int main(void)
         cmocka_unit_test(test_step_rows),
         cmocka_unit_test(test_other_user),
         cmocka_unit_test(test_records_survive),
+        cmocka_unit_test(test_launch_failure_reason_kept),
         cmocka_unit_test(test_requeue),
         cmocka_unit_test(test_window),
     };
