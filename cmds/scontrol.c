@@ -49,12 +49,11 @@ static int need_conf(struct scontrol *s)
     return 0;
 }
 
-/* Send req (all pages of a query); on a transport failure print Slurm's wording and
- * return NULL. */
-static Tessera__Response *call(struct scontrol *s, Tessera__Request *req, const char *what)
+/* The answer of a call (err, resp from ctl_call_pages), or NULL after Slurm's line for
+ * its failure ("<what> error: ..."). */
+static Tessera__Response *answer(struct scontrol *s, int err, Tessera__Response *resp,
+                                 const char *what)
 {
-    Tessera__Response *resp = NULL;
-    int err = ctl_call_pages(&s->ctl, req, &resp);
     if (err == TS_ECONNECT) {
         fprintf(stderr, "%s error: Unable to contact slurm controller (connect failure)\n", what);
         return NULL;
@@ -70,6 +69,30 @@ static Tessera__Response *call(struct scontrol *s, Tessera__Request *req, const 
         return NULL;
     }
     return resp;
+}
+
+/* Send req (all pages of a query); on a failure print Slurm's wording and return NULL. */
+static Tessera__Response *call(struct scontrol *s, Tessera__Request *req, const char *what)
+{
+    Tessera__Response *resp = NULL;
+    int err = ctl_call_pages(&s->ctl, req, &resp);
+    return answer(s, err, resp, what);
+}
+
+/* call() for a query that may name one thing: the controller's refusal missing_code is
+ * Slurm's "<kind> NAME not found" line, on stdout. One request either way. */
+static Tessera__Response *call_named(struct scontrol *s, Tessera__Request *req,
+                                     const char *what, const char *kind, const char *name,
+                                     int missing_code)
+{
+    Tessera__Response *resp = NULL;
+    int err = ctl_call_pages(&s->ctl, req, &resp);
+    if (!err && resp->error && (int)resp->error->code == missing_code) {
+        printf("%s %s not found\n", kind, name);
+        tessera__response__free_unpacked(resp, NULL);
+        return NULL;
+    }
+    return answer(s, err, resp, what);
 }
 
 static void print_ping_line(const struct scontrol *s, int up)
@@ -385,19 +408,8 @@ static int show_partitions(struct scontrol *s, const char *name)
     Tessera__Request req = TESSERA__REQUEST__INIT;
     req.msg_case = TESSERA__REQUEST__MSG_PARTITION_QUERY;
     req.partition_query = &q;
-    Tessera__Response *resp = NULL;
-    int err = ctl_call(&s->ctl, &req, &resp);
-    if (!err && resp->error && resp->error->code == TS_EINVALID_PARTITION) {
-        printf("Partition %s not found\n", name);
-        tessera__response__free_unpacked(resp, NULL);
-        return 1;
-    }
-    if (resp)
-        tessera__response__free_unpacked(resp, NULL);
-    resp = err ? NULL : call(s, &req, "slurm_load_partitions");
-    if (err == TS_ECONNECT)
-        fprintf(stderr, "slurm_load_partitions error: Unable to contact slurm controller "
-                        "(connect failure)\n");
+    Tessera__Response *resp = call_named(s, &req, "slurm_load_partitions", "Partition", name,
+                                         TS_EINVALID_PARTITION);
     if (!resp)
         return 1;
     const Tessera__PartitionQueryResponse *pq = resp->partition_query;
@@ -552,22 +564,9 @@ static int show_nodes(struct scontrol *s, const char *names)
     Tessera__Request req = TESSERA__REQUEST__INIT;
     req.msg_case = TESSERA__REQUEST__MSG_NODE_QUERY;
     req.node_query = &q;
-    Tessera__Response *resp = NULL;
-    int err = ctl_call_pages(&s->ctl, &req, &resp);
-    if (!err && resp->error && resp->error->code == TS_EINVALID_NODE_NAME) {
-        printf("Node %s not found\n", names);
-        tessera__response__free_unpacked(resp, NULL);
-        return 1;
-    }
-    if (resp)
-        tessera__response__free_unpacked(resp, NULL);
-    resp = NULL;
-    if (err == TS_ECONNECT) {
-        fprintf(stderr, "slurm_load_node error: Unable to contact slurm controller (connect "
-                        "failure)\n");
-        return 1;
-    }
-    if (!(resp = call(s, &req, "slurm_load_node")))
+    Tessera__Response *resp = call_named(s, &req, "slurm_load_node", "Node", names,
+                                         TS_EINVALID_NODE_NAME);
+    if (!resp)
         return 1;
     const Tessera__NodeQueryResponse *nq = resp->node_query;
     if (nq->n_nodes == 0)

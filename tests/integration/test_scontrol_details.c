@@ -2,7 +2,8 @@
  * of the job's steps), its JOB_GRES= line and one line per group of nodes with the CPU
  * indices and memory the job holds there ("     Nodes=n1 CPU_IDs=0-1 Mem=100 GRES=").
  * The indices are real: chosen by the controller at the start among those no
- * running job holds, freed with the job, and the same after a controller restart. */
+ * running job holds, freed with the job, and the same after a controller restart.
+ * scontrol show partition and show node ask the controller once. */
 #include "cluster.h"
 
 #include <setjmp.h>
@@ -24,7 +25,7 @@ static char outdir[512];
 
 static int group_setup(void **state)
 {
-    return harness_cluster_up(&cluster, 2, "CPUs=4 RealMemory=1000", "KillWait=1\nMinJobAge=600\n",
+    return harness_cluster_up(&cluster, 2, "CPUs=4 RealMemory=1000", "KillWait=1\nMinJobAge=600\nCtldDebug=debug2\n",
                               outdir, sizeof(outdir));
 }
 
@@ -164,12 +165,47 @@ static void test_derived_exit_code(void **state)
     cancel(id);
 }
 
+/* How many requests of this kind the controller's log shows ("rpc: PEER: KIND from uid"). */
+static int requests_logged(const char *kind)
+{
+    char pat[64];
+    snprintf(pat, sizeof(pat), ": %s from uid ", kind);
+    char *log = harness_read_file(cluster.ctld_log);
+    int n = 0;
+    for (const char *p = log; p && (p = strstr(p, pat)); p++)
+        n++;
+    free(log);
+    return n;
+}
+
+/* scontrol ARGS... asks the controller one request of kind, and prints want_line. */
+static void expect_one_request(const char *kind, const char *want_line, const char *what,
+                               const char *name)
+{
+    int before = requests_logged(kind);
+    struct result r = RUN("scontrol", "show", what, name);
+    assert_true(has_prefix_line(r.out, want_line));
+    result_free(&r);
+    assert_int_equal(requests_logged(kind) - before, 1);
+}
+
+/* show partition and show node ask once, whether the name exists or not. */
+static void test_show_asks_once(void **state)
+{
+    (void)state;
+    expect_one_request("partition_query", "PartitionName=debug", "partition", "debug");
+    expect_one_request("partition_query", "Partition nope not found", "partition", "nope");
+    expect_one_request("node_query", "NodeName=n1 ", "node", "n1");
+    expect_one_request("node_query", "Node n9 not found", "node", "n9");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_layout),
         cmocka_unit_test(test_cpu_ids_real),
         cmocka_unit_test(test_derived_exit_code),
+        cmocka_unit_test(test_show_asks_once),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
