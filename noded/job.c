@@ -449,6 +449,17 @@ static void launch_failed(struct noded *nd, struct nd_job *j)
     free(j);
 }
 
+/* What plan_exec() and spool_record_make() took. */
+static void plan_release(struct exec_plan *plan)
+{
+    free(plan->argv);
+    free(plan->envp);
+    if (plan->login)
+        loginenv_release(&plan->login_env);
+    if (plan->record_fd >= 0)
+        close(plan->record_fd);
+}
+
 /* Record the waiter, then let it start the script. */
 static int record_and_go(struct nd_job *j, int recfd, int go_fd)
 {
@@ -519,15 +530,14 @@ int job_launch_batch(struct noded *nd, const Tessera__BatchLaunchRequest *req, c
     j->nd = nd;
     j->batch = 1;
     char script[700], name[32];
+    struct exec_plan plan = {.record_fd = -1};
     int err = spool_script_write(nd, j->id, req->script ? req->script : "", req->uid, req->gid,
                                  script, sizeof(script));
     if (err) {
         snprintf(errbuf, errlen, "cannot write the script to %s: %s", script,
                  err == TS_ESYS ? strerror(errno) : ts_strerror(err));
-        launch_failed(nd, j);
-        return err;
+        goto out;
     }
-    struct exec_plan plan = {.record_fd = -1};
     spool_job_name(j->id, name, sizeof(name));
     if ((err = spool_record_make(nd, name, &plan.record_fd)))
         snprintf(errbuf, errlen, "cannot make the job's record: %s", ts_strerror(err));
@@ -535,12 +545,8 @@ int job_launch_batch(struct noded *nd, const Tessera__BatchLaunchRequest *req, c
         snprintf(errbuf, errlen, "%s", ts_strerror(err));
     else
         err = fork_waiter(nd, j, &plan, errbuf, errlen);
-    free(plan.argv);
-    free(plan.envp);
-    if (plan.login)
-        loginenv_release(&plan.login_env);
-    if (plan.record_fd >= 0)
-        close(plan.record_fd);
+out:
+    plan_release(&plan); /* the waiter has its own copy */
     if (err) {
         launch_failed(nd, j);
         return err;
