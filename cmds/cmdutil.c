@@ -5,12 +5,16 @@
 #include "common/rpc/rpc_client.h"
 #include "common/rpc/rpc_conf.h"
 #include "common/util/errors.h"
+#include "common/util/version.h"
 
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
+
+extern char **environ;
 
 void cmd_error(const char *prog, const char *fmt, ...)
 {
@@ -38,6 +42,30 @@ int cmd_option_failure(const char *prog, const char *submit_failed, int err, con
         }
     }
     return err == TS_EOPTSPEC ? 255 : 1;
+}
+
+int cmd_parse_job_options(const struct cmd_start *start, int argc, char **argv, char *cwd,
+                          size_t cwdlen, struct jobopt_input *in, struct jobopt *opt)
+{
+    if (!getcwd(cwd, cwdlen)) {
+        cmd_error(start->prog, "cannot determine the working directory");
+        return 1;
+    }
+    argv[0] = (char *)start->prog;
+    *in = (struct jobopt_input){.cmd = start->cmd, .argc = argc, .argv = argv,
+                                .envp = environ, .now = time(NULL), .cwd = cwd};
+    char msg[1024];
+    int err = jobopt_parse(in, opt, msg, sizeof(msg));
+    if (err)
+        return cmd_option_failure(start->prog, start->submit_failed, err, msg);
+    if (!opt->help && !opt->version)
+        return CMD_GO_ON;
+    if (opt->help)
+        start->usage(stdout);
+    else
+        puts(TESSERA_VERSION_LINE);
+    jobopt_free(opt);
+    return 0;
 }
 
 void cmd_fit_nodes_to_tasks(const char *prog, struct jobopt *opt)

@@ -28,7 +28,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define PROG "salloc"
@@ -225,27 +224,14 @@ static int run_command(struct alloc *a, char **argv)
 
 int main(int argc, char **argv)
 {
+    static const struct cmd_start start = {PROG, JOBOPT_SALLOC, "Job submit/allocate failed",
+                                           usage};
     char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof(cwd))) {
-        cmd_error(PROG, "cannot determine the working directory");
-        return 1;
-    }
-    argv[0] = (char *)PROG;
-    struct jobopt_input in = {.cmd = JOBOPT_SALLOC, .argc = argc, .argv = argv,
-                              .envp = environ, .now = time(NULL), .cwd = cwd};
+    struct jobopt_input in;
     struct jobopt opt;
-    char msg[1024];
-    int err = jobopt_parse(&in, &opt, msg, sizeof(msg));
-    if (err)
-        return cmd_option_failure(PROG, "Job submit/allocate failed", err, msg);
-    if (opt.help || opt.version) {
-        if (opt.help)
-            usage(stdout);
-        else
-            puts(TESSERA_VERSION_LINE);
-        jobopt_free(&opt);
-        return 0;
-    }
+    int done = cmd_parse_job_options(&start, argc, argv, cwd, sizeof(cwd), &in, &opt);
+    if (done != CMD_GO_ON)
+        return done;
     cmd_fit_nodes_to_tasks(PROG, &opt);
     struct sigaction sa = {.sa_handler = on_int};
     sigaction(SIGINT, &sa, NULL);

@@ -13,12 +13,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/wait.h>
-#include <time.h>
 #include <unistd.h>
 
 #define PROG "sbatch"
-
-extern char **environ;
 
 static void usage(FILE *out)
 {
@@ -205,27 +202,14 @@ static int submit(struct ctl *ctl, const struct jobopt *opt)
 
 int main(int argc, char **argv)
 {
+    static const struct cmd_start start = {PROG, JOBOPT_SBATCH, "Batch job submission failed",
+                                           usage};
     char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof(cwd))) {
-        cmd_error(PROG, "cannot determine the working directory");
-        return 1;
-    }
-    argv[0] = (char *)PROG;
-    struct jobopt_input in = {.cmd = JOBOPT_SBATCH, .argc = argc, .argv = argv,
-                              .envp = environ, .now = time(NULL), .cwd = cwd};
+    struct jobopt_input in;
     struct jobopt opt;
-    char msg[1024];
-    int err = jobopt_parse(&in, &opt, msg, sizeof(msg));
-    if (err)
-        return cmd_option_failure(PROG, "Batch job submission failed", err, msg);
-    if (opt.help || opt.version) {
-        if (opt.help)
-            usage(stdout);
-        else
-            puts(TESSERA_VERSION_LINE);
-        jobopt_free(&opt);
-        return 0;
-    }
+    int done = cmd_parse_job_options(&start, argc, argv, cwd, sizeof(cwd), &in, &opt);
+    if (done != CMD_GO_ON)
+        return done;
     cmd_fit_nodes_to_tasks(PROG, &opt);
     struct ctl ctl;
     int rc = 1;

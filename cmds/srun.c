@@ -25,13 +25,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 
 #define PROG "srun"
 #define MAX_COMPONENTS 128
-
-extern char **environ;
 
 static volatile sig_atomic_t got_int; /* Ctrl-C while waiting for an allocation */
 
@@ -601,27 +598,14 @@ static char *multi_prog_text(const struct jobopt *opt)
 
 int main(int argc, char **argv)
 {
+    static const struct cmd_start start = {PROG, JOBOPT_SRUN, "Unable to allocate resources",
+                                           usage};
     char cwd[PATH_MAX];
-    if (!getcwd(cwd, sizeof(cwd))) {
-        cmd_error(PROG, "cannot determine the working directory");
-        return 1;
-    }
-    argv[0] = (char *)PROG;
-    struct jobopt_input in = {.cmd = JOBOPT_SRUN, .argc = argc, .argv = argv,
-                              .envp = environ, .now = time(NULL), .cwd = cwd};
+    struct jobopt_input in;
     struct jobopt opt;
-    char msg[1024];
-    int err = jobopt_parse(&in, &opt, msg, sizeof(msg));
-    if (err)
-        return cmd_option_failure(PROG, "Unable to allocate resources", err, msg);
-    if (opt.help || opt.version) {
-        if (opt.help)
-            usage(stdout);
-        else
-            puts(TESSERA_VERSION_LINE);
-        jobopt_free(&opt);
-        return 0;
-    }
+    int done = cmd_parse_job_options(&start, argc, argv, cwd, sizeof(cwd), &in, &opt);
+    if (done != CMD_GO_ON)
+        return done;
     if (opt.ncomponents == 0 || opt.components[0]->n_argv == 0) {
         fprintf(stderr, "%s: fatal: No command given to execute.\n", PROG); /* Slurm's */
         jobopt_free(&opt);
@@ -640,7 +624,7 @@ int main(int argc, char **argv)
     }
     struct alloc a = {.ctl = &ctl};
     struct job_ref job = {0};
-    int rc = 1;
+    int rc = 1, err;
     int joined = job_to_join(&opt, &job);
     if (joined && opt.jobid && !job.het_size)
         job.het_size = het_size_of(&ctl, job.job_id);
