@@ -7,6 +7,8 @@
 #include "common/util/errors.h"
 #include "common/util/version.h"
 
+#include <ctype.h>
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -259,6 +261,19 @@ void ctl_disconnect(struct ctl *ctl)
 {
     rpc_client_close(ctl->cli);
     ctl->cli = NULL;
+}
+
+int cmd_id_of(enum namecache_kind kind, const char *text, uint32_t *id)
+{
+    if (namecache_nss_id(kind, text, id) == 1)
+        return 0;
+    char *end = NULL;
+    errno = 0;
+    unsigned long long v = isdigit((unsigned char)*text) ? strtoull(text, &end, 10) : 0;
+    if (!end || *end || errno || v > UINT32_MAX)
+        return -1;
+    *id = (uint32_t)v;
+    return 0;
 }
 
 int cmd_set_origin(const struct jobopt *opt, const char *cwd)

@@ -4,9 +4,11 @@
 #define TESSERA_CMDS_CMDUTIL_H
 
 #include "common/jobopt.h"
+#include "common/namecache.h"
 #include "tessera.pb-c.h"
 
 #include <stddef.h>
+#include <stdint.h>
 #include <stdio.h>
 
 struct conf;
@@ -81,6 +83,10 @@ struct cmd_list {
 int cmd_list_add(struct cmd_list *l, const char *item);
 int cmd_list_add_split(struct cmd_list *l, const char *text);
 void cmd_list_free(struct cmd_list *l);
+
+/* A user or group as the commands take them (-u, -g): a name, else a number (0 to
+ * UINT32_MAX). 0, or -1 when it is neither (the command words the error). */
+int cmd_id_of(enum namecache_kind kind, const char *text, uint32_t *id);
 
 struct jobopt;
 /* Where and from which host the job is submitted (SLURM_SUBMIT_DIR, SLURM_SUBMIT_HOST),

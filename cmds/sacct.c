@@ -10,10 +10,7 @@
 #include "common/util/errors.h"
 #include "common/util/version.h"
 
-#include <ctype.h>
 #include <getopt.h>
-#include <grp.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -169,20 +166,6 @@ static int parse_options(int argc, char **argv, struct options *o)
 
 /* ---- resolving names ----------------------------------------------------------------- */
 
-static int numeric(const char *s, uint32_t *out)
-{
-    char *end = NULL;
-    unsigned long v;
-
-    if (!isdigit((unsigned char)*s))
-        return -1;
-    v = strtoul(s, &end, 10);
-    if (*end || v > UINT32_MAX)
-        return -1;
-    *out = (uint32_t)v;
-    return 0;
-}
-
 /* Names or numbers to ids, Slurm's error ("Invalid user id: x") on an unknown name. */
 static int resolve_ids(const struct cmd_list *l, int groups, uint32_t **out)
 {
@@ -191,13 +174,7 @@ static int resolve_ids(const struct cmd_list *l, int groups, uint32_t **out)
         return -1;
     for (size_t i = 0; i < l->n; i++) {
         const char *name = l->items[i];
-        struct passwd *pw = groups ? NULL : getpwnam(name);
-        struct group *gr = groups ? getgrnam(name) : NULL;
-        if (pw)
-            (*out)[i] = pw->pw_uid;
-        else if (gr)
-            (*out)[i] = gr->gr_gid;
-        else if (numeric(name, &(*out)[i])) {
+        if (cmd_id_of(groups ? NAMECACHE_GROUP : NAMECACHE_USER, name, &(*out)[i]) != 0) {
             fprintf(stderr, "Invalid %s id: %s\n", groups ? "group" : "user", name);
             return -1;
         }

@@ -14,7 +14,6 @@
 
 #include <ctype.h>
 #include <getopt.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -111,13 +110,7 @@ static int push(void **array, size_t *n, size_t size, const void *item)
 static int add_user(struct options *o, const char *name)
 {
     uint32_t uid;
-    struct passwd *pw = getpwnam(name);
-    char *end = NULL;
-    if (pw)
-        uid = pw->pw_uid;
-    else if (isdigit((unsigned char)*name) && (uid = (uint32_t)strtoul(name, &end, 10), !*end))
-        ;
-    else {
+    if (cmd_id_of(NAMECACHE_USER, name, &uid) != 0) {
         cmd_error(PROG, "Invalid user name: %s", name);
         return -1;
     }

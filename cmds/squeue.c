@@ -12,9 +12,7 @@
 #include "common/util/errors.h"
 #include "common/util/version.h"
 
-#include <ctype.h>
 #include <getopt.h>
-#include <pwd.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -46,12 +44,8 @@ static int resolve_users(struct options *o)
         return -1;
     for (size_t i = 0; i < o->users_text.n; i++) {
         const char *u = o->users_text.items[i];
-        struct passwd *pw = getpwnam(u);
-        char *end = NULL;
-        if (pw)
-            o->uids[o->nuids++] = pw->pw_uid;
-        else if (isdigit((unsigned char)*u) && strtoul(u, &end, 10) <= UINT32_MAX && !*end)
-            o->uids[o->nuids++] = (uint32_t)strtoul(u, NULL, 10);
+        if (cmd_id_of(NAMECACHE_USER, u, &o->uids[o->nuids]) == 0)
+            o->nuids++;
         else {
             fprintf(stderr, "%s: error: Invalid user: %s\n\n", PROG, u);
             return -1;

@@ -20,7 +20,6 @@
 #include "common/util/version.h"
 
 #include <limits.h>
-#include <pwd.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -452,7 +451,8 @@ static int resolve_streams(const struct jobopt *opt, const struct job_ref *job,
                            const Tessera__StepLayout *l, struct step_streams *streams)
 {
     const Tessera__JobDesc *d0 = opt->components[0];
-    const struct passwd *pw = getpwuid(getuid());
+    char user[NAMECACHE_NAME_MAX];
+    int known = namecache_nss_lookup(NULL, NAMECACHE_USER, getuid(), user, sizeof(user)) == 1;
     const char *name = d0->name && *d0->name ? d0->name : getenv("SLURM_JOB_NAME");
     struct step_streams_params sp = {
         .std_out = d0->std_out,
@@ -462,7 +462,7 @@ static int resolve_streams(const struct jobopt *opt, const struct job_ref *job,
         .append = d0->open_mode && !strcmp(d0->open_mode, "append"),
         .job_id = job->job_id,
         .step_id = l->step_id,
-        .user = pw ? pw->pw_name : NULL,
+        .user = known ? user : NULL,
         .job_name = name ? name : base_name(opt->components[0]->argv[0]),
     };
     return step_streams_resolve(&sp, streams);

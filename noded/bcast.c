@@ -24,6 +24,7 @@
 #include "common/rpc/rpc_server.h"
 #include "common/util/errors.h"
 #include "common/util/log.h"
+#include "common/util/namecache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -189,8 +190,8 @@ static int plan_write(struct noded *nd, const Tessera__FileBcastRequest *msg,
         p->flags |= O_CREAT | (msg->force ? O_TRUNC : O_EXCL);
     p->ngroups = -1; /* a daemon that is not root writes as itself (check_cred) */
     if (geteuid() == 0)
-        p->ngroups = nd_user_groups(c->user_name ? c->user_name : "", p->gid, p->groups,
-                                    BCAST_MAX_GROUPS);
+        p->ngroups = namecache_user_groups(c->user_name ? c->user_name : "", p->gid,
+                                           p->groups, BCAST_MAX_GROUPS);
     return 0;
 }
 

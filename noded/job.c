@@ -27,6 +27,7 @@
 #include "common/util/errors.h"
 #include "common/util/hashmap.h"
 #include "common/util/log.h"
+#include "common/util/namecache.h"
 #include "common/util/safefs.h"
 
 #include <errno.h>
@@ -304,18 +305,6 @@ __attribute__((noreturn)) static void waiter_main(struct exec_plan *plan)
     mirror_status(status);
 }
 
-int nd_user_groups(const char *user, gid_t gid, gid_t *groups, int max)
-{
-    int n = max;
-    if (getgrouplist(user, gid, groups, &n) < 0)
-        n = 0; /* more groups than we keep, or none known: the primary group alone */
-    if (n == 0) {
-        groups[0] = gid;
-        n = 1;
-    }
-    return n;
-}
-
 /* What the script's process needs to read the user's login environment. A user without
  * a passwd entry still runs (the process says why it has no login environment). */
 static int plan_login(struct exec_plan *plan, const Tessera__BatchLaunchRequest *req,
@@ -337,8 +326,9 @@ static int plan_exec(struct exec_plan *plan, const Tessera__BatchLaunchRequest *
     plan->script = script;
     plan->ngroups = -1;
     if (geteuid() == 0 && req->uid != 0)
-        plan->ngroups = nd_user_groups(req->user_name, (gid_t)req->gid, plan->groups,
-                                       (int)(sizeof(plan->groups) / sizeof(plan->groups[0])));
+        plan->ngroups =
+            namecache_user_groups(req->user_name, (gid_t)req->gid, plan->groups,
+                                  (int)(sizeof(plan->groups) / sizeof(plan->groups[0])));
     plan->argv = calloc(req->n_argv + 2, sizeof(char *));
     plan->envp = calloc(req->n_env + 2, sizeof(char *));
     if (!plan->argv || !plan->envp)

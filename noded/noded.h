@@ -151,10 +151,6 @@ int noded_create(const struct noded_options *opts, struct noded **out, char *err
 int noded_run(struct noded *nd);
 void noded_destroy(struct noded *nd);
 
-/* The groups a process of user (primary group gid) gets: at most max into groups (at
- * least one: gid alone when the user's are unknown or too many). Before a fork: NSS. */
-int nd_user_groups(const char *user, gid_t gid, gid_t *groups, int max);
-
 /* noded/bcast.c: sbcast's blocks, written by a child that became the job's user; the
  * answer leaves when the child ended. */
 void bcast_write(struct noded *nd, struct rpc_request *req, const Tessera__FileBcastRequest *msg);

@@ -5,11 +5,13 @@
 #include "noded/stepd.h"
 
 #include "common/conf/conf.h"
+#include "common/format/jobfmt.h"
 #include "common/job/multiprog.h"
 #include "common/job/stdpath.h"
 #include "common/job/stepenv.h"
 #include "common/util/errors.h"
 #include "common/util/log.h"
+#include "common/util/namecache.h"
 
 #include <errno.h>
 #include <fcntl.h>
@@ -225,14 +227,8 @@ static void plan_identity(const struct stepd *sd, struct sd_identity *id)
     id->ngroups = -1;
     if (geteuid() != 0 || l->uid == 0)
         return;
-    int n = (int)(sizeof(id->groups) / sizeof(id->groups[0]));
-    if (getgrouplist(l->user_name, id->gid, id->groups, &n) < 0)
-        n = 0;
-    if (n == 0) {
-        id->groups[0] = id->gid;
-        n = 1;
-    }
-    id->ngroups = n;
+    id->ngroups = namecache_user_groups(l->user_name, id->gid, id->groups,
+                                        (int)(sizeof(id->groups) / sizeof(id->groups[0])));
 }
 
 __attribute__((noreturn)) static void child_fail(const char *what, const char *detail, int code)

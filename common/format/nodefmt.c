@@ -5,9 +5,7 @@
 
 #include "common/format/nodefmt_int.h"
 
-#include <errno.h>
 #include <inttypes.h>
-#include <pwd.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -33,31 +31,6 @@ const char *nf_mem_text(uint64_t mb, char *buf, size_t len)
     }
     snprintf(buf, len, "%" PRIu64 "%c", mb, units[unit]);
     return buf;
-}
-
-const char *nf_user_name(uint32_t uid, char *buf, size_t len)
-{
-    struct passwd pw, *res = NULL;
-    size_t blen = 1024;
-
-    /* getpwuid_r wants a buffer whose size sysconf only suggests: retry larger. */
-    for (int tries = 0; tries < 8; tries++, blen *= 4) {
-        char *tmp = malloc(blen);
-        int rc;
-
-        if (!tmp)
-            return NULL;
-        rc = getpwuid_r((uid_t)uid, &pw, tmp, blen, &res);
-        if (rc == 0 && res) {
-            snprintf(buf, len, "%s", pw.pw_name);
-            free(tmp);
-            return buf;
-        }
-        free(tmp);
-        if (rc != ERANGE)
-            return NULL;
-    }
-    return NULL;
 }
 
 char *nf_memstream_done(FILE *f, char **text)

@@ -12,6 +12,7 @@
 #include "common/text/hostlist.h"
 #include "common/text/timefmt.h"
 #include "common/util/errors.h"
+#include "common/util/namecache.h"
 
 #include <inttypes.h>
 #include <stdio.h>
@@ -280,7 +281,7 @@ static const char *get_user(const struct nf_row *r, int w, char *buf, size_t len
 {
     if (!has_reason_user(r))
         return "Unknown";
-    if (!nf_user_name(r->first->reason_uid, buf, len))
+    if (namecache_nss_lookup(NULL, NAMECACHE_USER, r->first->reason_uid, buf, len) != 1)
         snprintf(buf, len, "Unk(%" PRIu32 ")", r->first->reason_uid);
     return buf;
 }
@@ -291,10 +292,11 @@ static const char *get_user_long(const struct nf_row *r, int w, char *buf, size_
 
     if (!has_reason_user(r))
         return "Unknown";
-    if (nf_user_name(r->first->reason_uid, name, sizeof(name)))
-        snprintf(buf, len, "%s(%" PRIu32 ")", name, r->first->reason_uid);
+    uint32_t uid = r->first->reason_uid;
+    if (namecache_nss_lookup(NULL, NAMECACHE_USER, uid, name, sizeof(name)) == 1)
+        snprintf(buf, len, "%s(%" PRIu32 ")", name, uid);
     else
-        snprintf(buf, len, "Unk(%" PRIu32 ")", r->first->reason_uid);
+        snprintf(buf, len, "Unk(%" PRIu32 ")", uid);
     return buf;
 }
 

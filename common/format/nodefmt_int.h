@@ -115,8 +115,6 @@ const char *nf_or_null(const char *s);
 int nf_is_set(const char *s);
 /* Megabytes as Slurm's TRES strings print them: "2000M", "4G". */
 const char *nf_mem_text(uint64_t mb, char *buf, size_t len);
-/* The user name of uid, or NULL when unknown (buf receives it). */
-const char *nf_user_name(uint32_t uid, char *buf, size_t len);
 /* Close a memstream and return its text, or NULL when writing failed. */
 char *nf_memstream_done(FILE *f, char **text);
 

@@ -4,6 +4,7 @@
  * them); what Slurm itself leaves out for a node that never told it (Arch, OS) is left
  * out. */
 #include "common/format/nodefmt.h"
+#include "common/util/namecache.h"
 
 #include "common/format/nodefmt_int.h"
 #include "common/text/timefmt.h"
@@ -148,7 +149,7 @@ static void reason_stamp(struct rec *r, const Tessera__NodeInfo *n)
 
     if (!n->reason_time)
         return;
-    if (!nf_user_name(n->reason_uid, user, sizeof(user)))
+    if (namecache_nss_lookup(NULL, NAMECACHE_USER, n->reason_uid, user, sizeof(user)) != 1)
         snprintf(user, sizeof(user), "nobody"); /* what Slurm's uid_to_string says */
     fprintf(r->f, " [%s@%s]", user, time_or(n->reason_time, "Unknown", t, sizeof(t)));
 }

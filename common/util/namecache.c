@@ -148,32 +148,40 @@ const char *namecache_name(struct namecache *nc, enum namecache_kind kind, uint3
     return buf;
 }
 
-/* getpwuid_r/getgrgid_r want a buffer whose size sysconf only suggests: grow it on
- * ERANGE rather than trusting it. */
-int namecache_nss_lookup(void *arg, enum namecache_kind kind, uint32_t id, char *buf,
-                         size_t len)
+/* One NSS entry, by id (name NULL) or by name: its name into buf, its id into *id. 1 found,
+ * 0 none, -1 the lookup failed. getpwuid_r and friends want a buffer whose size sysconf
+ * only suggests: it grows on ERANGE rather than being trusted. */
+static int nss_entry(enum namecache_kind kind, const char *name, uint32_t *id, char *buf,
+                     size_t len)
 {
-    (void)arg;
     size_t blen = 1024;
     for (int tries = 0; tries < 8; tries++, blen *= 4) {
         char *tmp = malloc(blen);
         if (!tmp)
             return -1;
-        const char *name = NULL;
+        const char *found = NULL;
         int rc;
         if (kind == NAMECACHE_GROUP) {
             struct group gr, *res = NULL;
-            rc = getgrgid_r((gid_t)id, &gr, tmp, blen, &res);
-            name = rc == 0 && res ? gr.gr_name : NULL;
+            rc = name ? getgrnam_r(name, &gr, tmp, blen, &res)
+                      : getgrgid_r((gid_t)*id, &gr, tmp, blen, &res);
+            if (rc == 0 && res) {
+                found = gr.gr_name;
+                *id = (uint32_t)gr.gr_gid;
+            }
         } else {
             struct passwd pw, *res = NULL;
-            rc = getpwuid_r((uid_t)id, &pw, tmp, blen, &res);
-            name = rc == 0 && res ? pw.pw_name : NULL;
+            rc = name ? getpwnam_r(name, &pw, tmp, blen, &res)
+                      : getpwuid_r((uid_t)*id, &pw, tmp, blen, &res);
+            if (rc == 0 && res) {
+                found = pw.pw_name;
+                *id = (uint32_t)pw.pw_uid;
+            }
         }
-        if (name)
-            snprintf(buf, len, "%s", name);
+        if (found && buf)
+            snprintf(buf, len, "%s", found);
         free(tmp);
-        if (name)
+        if (found)
             return 1;
         if (rc == 0 || rc == ENOENT || rc == ESRCH)
             return 0;
@@ -181,4 +189,32 @@ int namecache_nss_lookup(void *arg, enum namecache_kind kind, uint32_t id, char 
             return -1;
     }
     return -1;
+}
+
+int namecache_nss_lookup(void *arg, enum namecache_kind kind, uint32_t id, char *buf,
+                         size_t len)
+{
+    (void)arg;
+    return nss_entry(kind, NULL, &id, buf, len);
+}
+
+int namecache_nss_id(enum namecache_kind kind, const char *name, uint32_t *id)
+{
+    uint32_t found = 0;
+    int rc = nss_entry(kind, name, &found, NULL, 0);
+    if (rc == 1)
+        *id = found;
+    return rc;
+}
+
+int namecache_user_groups(const char *user, gid_t gid, gid_t *groups, int max)
+{
+    int n = max;
+    if (getgrouplist(user, gid, groups, &n) < 0)
+        n = 0; /* more groups than we keep, or none known: the primary group alone */
+    if (n == 0) {
+        groups[0] = gid;
+        n = 1;
+    }
+    return n;
 }

@@ -10,6 +10,7 @@
 
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <time.h>
 
 #define NAMECACHE_DEFAULT_ENTRIES 4096
@@ -48,9 +49,16 @@ void namecache_destroy(struct namecache *nc);
 const char *namecache_name(struct namecache *nc, enum namecache_kind kind, uint32_t id,
                            char *buf, size_t len);
 
-/* The system's lookup (getpwuid_r/getgrgid_r, growing the buffer on ERANGE). */
+/* The system's lookups, uncached (NSS through getpwuid_r and friends, their buffer grown
+ * on ERANGE); every user and group lookup of the daemons and commands goes through these
+ * or the cache. By id: the name into buf. */
 int namecache_nss_lookup(void *arg, enum namecache_kind kind, uint32_t id, char *buf,
                          size_t len);
+/* By name: the id into *id. 1 found, 0 no such name, -1 the lookup failed. */
+int namecache_nss_id(enum namecache_kind kind, const char *name, uint32_t *id);
+/* The groups a process of user (primary group gid) gets: at most max into groups (at
+ * least one: gid alone when the user's are unknown or too many). */
+int namecache_user_groups(const char *user, gid_t gid, gid_t *groups, int max);
 
 /* How many entries are held (for tests). */
 size_t namecache_count(const struct namecache *nc);

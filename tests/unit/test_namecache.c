@@ -1,6 +1,7 @@
 /* The name cache: hits without lookups, expiry of found and missing names, failures kept
  * briefly, users and groups apart, the bound on entries, a clock that goes back; all with
- * a fake lookup and a fake clock (no NSS, no waiting). */
+ * a fake lookup and a fake clock (no NSS, no waiting); then the system's lookups by id, by
+ * name and of a user's groups. */
 #include "common/util/namecache.h"
 
 #include <setjmp.h>
@@ -186,6 +187,36 @@ static void test_small_buffer_and_no_cache(void **state)
     namecache_destroy(nc);
 }
 
+/* The system's lookups the commands and daemons share: root is root everywhere, names
+ * that exist nowhere are not found. */
+static void test_system_lookups(void **state)
+{
+    (void)state;
+    char buf[64];
+    uint32_t id = 77;
+    assert_int_equal(namecache_nss_lookup(NULL, NAMECACHE_GROUP, 0, buf, sizeof(buf)), 1);
+    assert_string_equal(buf, "root");
+    assert_int_equal(namecache_nss_id(NAMECACHE_USER, "root", &id), 1);
+    assert_int_equal(id, 0);
+    id = 77;
+    assert_int_equal(namecache_nss_id(NAMECACHE_GROUP, "root", &id), 1);
+    assert_int_equal(id, 0);
+    id = 77;
+    assert_int_equal(namecache_nss_id(NAMECACHE_USER, "tessera-no-such-user", &id), 0);
+    assert_int_equal(namecache_nss_id(NAMECACHE_GROUP, "tessera-no-such-group", &id), 0);
+    assert_int_equal(id, 77);
+    gid_t groups[64];
+    int n = namecache_user_groups("root", 0, groups, 64);
+    assert_true(n >= 1 && n <= 64);
+    int has_primary = 0;
+    for (int i = 0; i < n; i++)
+        has_primary |= groups[i] == 0;
+    assert_true(has_primary);
+    /* unknown users keep their primary group alone */
+    assert_int_equal(namecache_user_groups("tessera-no-such-user", 4321, groups, 64), 1);
+    assert_int_equal(groups[0], 4321);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -197,6 +228,7 @@ int main(void)
         cmocka_unit_test(test_bounded),
         cmocka_unit_test(test_clock_going_back),
         cmocka_unit_test(test_small_buffer_and_no_cache),
+        cmocka_unit_test(test_system_lookups),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
