@@ -124,6 +124,17 @@ static inline const char *cmdcheck_show_field(struct harness_cluster *c, unsigne
 }
 #define show_field(id, key) cmdcheck_show_field(&cluster, id, key)
 
+/* A time of "scontrol show job ID" (" KEY=2026-11-29T07:40:00"), 0 when it shows none. */
+static inline time_t cmdcheck_show_time(struct harness_cluster *c, unsigned id, const char *key)
+{
+    struct tm tm = {0};
+    if (!strptime(cmdcheck_show_field(c, id, key), "%Y-%m-%dT%H:%M:%S", &tm))
+        return 0;
+    tm.tm_isdst = -1;
+    return mktime(&tm);
+}
+#define show_time(id, key) cmdcheck_show_time(&cluster, id, key)
+
 /* "squeue -h -t all -o FORMAT -j ID", malloc'd. */
 static inline char *cmdcheck_query(struct harness_cluster *c, unsigned id, const char *format)
 {
@@ -182,6 +193,35 @@ static inline void cmdcheck_wait_forgotten(struct harness_cluster *c, unsigned i
 }
 #define wait_forgotten(id, seconds) cmdcheck_wait_forgotten(&cluster, id, seconds)
 
+/* The main scheduler's cycles so far ("Total cycles:" of "scontrol show sched"). */
+static inline unsigned long cmdcheck_sched_cycles(struct harness_cluster *c)
+{
+    struct result r = cmdcheck_run(c, "scontrol", (const char *const[]){"show", "sched", NULL});
+    const char *p = r.out ? strstr(r.out, "Total cycles:") : NULL;
+    if (r.rc != 0 || !p)
+        fail_msg("scontrol show sched (%d): %s%s", r.rc, r.out, r.err);
+    unsigned long n = strtoul(p + strlen("Total cycles:"), NULL, 10);
+    result_free(&r);
+    return n;
+}
+
+/* Wait until a scheduling cycle has run entirely after this call (asking for cycles with
+ * "scontrol schedule" meanwhile): whatever the scheduler would do with the queue as it is
+ * now, it has done. For checks that something does not happen. */
+static inline void cmdcheck_wait_sched_cycle(struct harness_cluster *c, int seconds)
+{
+    unsigned long before = cmdcheck_sched_cycles(c);
+    for (int i = 0; i < seconds * 10; i++) {
+        struct result r = cmdcheck_run(c, "scontrol", (const char *const[]){"schedule", NULL});
+        result_free(&r);
+        if (cmdcheck_sched_cycles(c) > before)
+            return;
+        usleep(100000);
+    }
+    fail_msg("no scheduling cycle in %d s", seconds);
+}
+#define wait_sched_cycle(seconds) cmdcheck_wait_sched_cycle(&cluster, seconds)
+
 /* scancel ID, whatever it answers (a test ending its own jobs). */
 static inline void cmdcheck_cancel(struct harness_cluster *c, unsigned id)
 {
@@ -209,22 +249,39 @@ static inline unsigned cmdcheck_submit_as(struct harness_cluster *c, uid_t uid, 
 /* SUBMIT_AS(uid, node, script) in a file with `static char outdir[]`. */
 #define SUBMIT_AS(uid, node, script) cmdcheck_submit_as(&cluster, uid, outdir, node, script)
 
+/* How many times needle occurs in text (NULL: none). */
+static inline int cmdcheck_count(const char *text, const char *needle)
+{
+    int n = 0;
+    for (const char *p = text; p && (p = strstr(p, needle)); p++)
+        n++;
+    return n;
+}
+
+/* The file at path once it holds want at least times times (up to seconds); malloc'd. */
+static inline char *cmdcheck_file_with_n(const char *path, const char *want, int times,
+                                         int seconds)
+{
+    char *text = NULL;
+    for (int i = 0; i < seconds * 10; i++) {
+        free(text);
+        text = harness_read_file(path);
+        if (cmdcheck_count(text, want) >= times)
+            return text;
+        usleep(100000);
+    }
+    fail_msg("%s: '%s' not %d times in:\n%s", path, want, times, text ? text : "(none)");
+    return NULL;
+}
+#define file_with(path, want, seconds) cmdcheck_file_with_n(path, want, 1, seconds)
+
 /* The job's output file dir/slurm-ID.out once it holds want (up to seconds); malloc'd. */
 static inline char *cmdcheck_output_with(const char *dir, unsigned id, const char *want,
                                          int seconds)
 {
     char path[700];
     snprintf(path, sizeof(path), "%s/slurm-%u.out", dir, id);
-    char *text = NULL;
-    for (int i = 0; i < seconds * 10; i++) {
-        free(text);
-        text = harness_read_file(path);
-        if (text && strstr(text, want))
-            return text;
-        usleep(100000);
-    }
-    fail_msg("job %u: no '%s' in its output:\n%s", id, want, text ? text : "(none)");
-    return NULL;
+    return cmdcheck_file_with_n(path, want, 1, seconds);
 }
 #define output_with(id, want, seconds) cmdcheck_output_with(outdir, id, want, seconds)
 

@@ -134,7 +134,11 @@ static void test_block(void **state)
     unsigned low = SUBMIT("-J", "low", "--priority=100", "-n1", "--wrap=sleep 1");
     unsigned high = SUBMIT("-J", "high", "--priority=900", "-n1", "--wrap=sleep 1");
     wait_for(high, "%T", "COMPLETED\n", 20);
-    sleep(2); /* several re-evaluations: low still waits behind the blocker */
+    char *t = log_text();
+    int asked = cmdcheck_count(t, "act blocker ");
+    free(t);
+    /* asked again twice: low still waits behind the blocker */
+    free(cmdcheck_file_with_n(flog, "act blocker ", asked + 2, 10));
     wait_for(low, "%T", "PENDING\n", 1);
     wait_for(a, "%T %r", "PENDING ActivationBlocked\n", 1);
     verdict("act", "blocker", 0);
@@ -179,10 +183,8 @@ static void test_hold_until(void **state)
     wait_for(a, "%r", "ActivationHold\n", 20);
     assert_true(strlen(show_field(a, "HoldUntil")) == 19); /* shown while set */
     verdict("act", "later", 0);
-    sleep(1);
-    wait_for(a, "%T", "PENDING\n", 1); /* held: not asked before HoldUntil */
     wait_for(a, "%T", "COMPLETED\n", 20);
-    assert_true(time(NULL) >= when);
+    assert_true(show_time(a, "StartTime") >= when); /* held: not asked before HoldUntil */
 }
 
 /* A time-out and a missing filter count as 2: the resources are kept. */
@@ -281,17 +283,14 @@ static void test_changed_meanwhile(void **state)
     snprintf(path, sizeof(path), "%s/pause-heldlate", fdir);
     harness_write_file(path, "", 0644);
     unsigned a = SUBMIT("-J", "heldlate", "--wrap=true");
-    usleep(400000); /* its filter is running (it pauses a second) */
+    free(file_with(flog, "act heldlate ", 10)); /* its filter runs (it pauses a second) */
     char sid[16];
     snprintf(sid, sizeof(sid), "%u", a);
     struct result r = RUN("scontrol", "hold", sid);
     expect_ok(&r);
     result_free(&r);
-    sleep(2);
+    free(file_with(flog, "act heldlate --undo\n", 10));
     wait_for(a, "%T %r", "PENDING JobHeldAdmin\n", 5); /* root held it */
-    char *t = log_text();
-    assert_non_null(strstr(t, "act heldlate --undo\n"));
-    free(t);
     unlink(path);
     cancel_job(a);
 }

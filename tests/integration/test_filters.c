@@ -205,7 +205,7 @@ static void test_timeout(void **state)
                                                                             "--wrap=true", NULL},
                                   log);
     assert_true(pid > 0);
-    usleep(300000);
+    free(file_with(flog, "slow \n", 10)); /* the filter runs */
     double t0 = now_s();
     struct result r = RUN("squeue", "-h");
     expect_ok(&r);
@@ -310,10 +310,10 @@ static void test_submitter_gone(void **state)
                                                                             "--wrap=true", NULL},
                                   log);
     assert_true(pid > 0);
-    usleep(500000);
+    free(file_with(flog, "slowpass \n", 10)); /* the filter runs */
     kill(pid, SIGKILL);
     harness_wait(pid, 5000);
-    sleep(3);
+    free(file_with(flog, "slowpass --undo\n", 10)); /* the submission was undone */
     assert_int_equal(jobs_now(), before);
     expect_log("slowpass \nslowpass --undo\n");
 }

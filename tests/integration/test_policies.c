@@ -75,6 +75,39 @@ static void wait_state(unsigned id, const char *want, int seconds)
     wait_for(id, "%T", want, seconds);
 }
 
+/* Wait until pending job id has waited more than secs seconds since its EligibleTime (what
+ * the policies' starving and wait keys count). */
+static void wait_eligible_for(unsigned id, int secs)
+{
+    time_t since = 0;
+    for (int i = 0; i < 100 && !(since = show_time(id, "EligibleTime")); i++)
+        usleep(100000);
+    for (int i = 0; i < (secs + 10) * 10 && time(NULL) <= since + secs; i++)
+        usleep(100000);
+    if (time(NULL) <= since + secs)
+        fail_msg("job %u: no EligibleTime %d s ago (%s)", id, secs, show_field(id, "EligibleTime"));
+}
+
+/* Wait until running job id has run at least secs seconds (squeue's %M). */
+static void wait_time_used(unsigned id, int secs)
+{
+    long used = 0;
+    for (int i = 0; i < (secs + 10) * 10 && used < secs; i++) {
+        char *t = query(id, "%M");
+        used = 0;
+        for (char *p = t; p && *p;) {
+            char *end = NULL;
+            used = used * 60 + strtol(p, &end, 10);
+            p = end && *end == ':' ? end + 1 : NULL;
+        }
+        free(t);
+        if (used < secs)
+            usleep(100000);
+    }
+    if (used < secs)
+        fail_msg("job %u ran %ld s, not %d", id, used, secs);
+}
+
 /* Three jobs that each need the whole cluster, held, then released together; the order
  * they ran in, as "a\nb\nc\n". */
 static char *run_three(const char *tag)
@@ -165,7 +198,9 @@ static void test_dedicated_time(void **state)
     wait_state(other, "COMPLETED\n", 20);  /* 5 minutes fit before it */
     unsigned longer = SUBMIT("-J", "longer", "-t", "20", "--wrap=true");
     unsigned early = SUBMIT("-J", "early", "-p", "ded1", "-t", "5", "--wrap=true");
-    sleep(2);
+    wait_for(longer, "%T %r", "PENDING DedicatedTime\n", 10);
+    wait_for(early, "%T %r", "PENDING DedicatedTime\n", 10);
+    wait_sched_cycle(10);
     reason = query(longer, "%T %r");
     assert_string_equal(reason, "PENDING DedicatedTime\n");
     free(reason);
@@ -269,7 +304,7 @@ static void test_starving(void **state)
     wait_state(blocker, "RUNNING\n", 20);
     snprintf(wrap, sizeof(wrap), "--wrap=echo long >> %s", order);
     unsigned longer = SUBMIT("-J", "long", "-t", "30", "-N2", "--exclusive", wrap);
-    sleep(3);
+    wait_eligible_for(longer, 3); /* past starve_max */
     snprintf(wrap, sizeof(wrap), "--wrap=echo short >> %s", order);
     unsigned shorter = SUBMIT("-J", "short", "-t", "5", "-N2", "--exclusive", wrap);
     wait_state(longer, "COMPLETED\n", 30);
@@ -293,7 +328,7 @@ static void test_strict_fifo(void **state)
     unsigned b = SUBMIT("-J", "b", "-t", "5", "-N2", "--exclusive", "--wrap=true");
     unsigned c = SUBMIT("-J", "c", "-t", "30", "-N1", "--wrap=sleep 120");
     wait_for(b, "%T %r", "PENDING Resources\n", 10);
-    sleep(2);
+    wait_sched_cycle(10);
     char *t = query(c, "%T %r");
     assert_string_equal(t, "PENDING Priority\n");
     free(t);
@@ -360,7 +395,7 @@ static void test_fair_share(void **state)
         snprintf(wrap, sizeof(wrap), "--wrap=echo %s >> %s", who[i], order);
         ids[i] = SUBMIT("-J", who[i], "-A", acct[i], "-t", "1", "-N2", "--exclusive", wrap);
     }
-    sleep(3);
+    wait_time_used(blocker, 3);
     cancel(blocker); /* physics is charged its 4 CPUs for those seconds */
     for (int i = 0; i < 3; i++)
         wait_state(ids[i], "COMPLETED\n", 30);

@@ -213,7 +213,7 @@ static void test_het_all_or_nothing(void **state)
     char want[64];
     snprintf(want, sizeof(want), "%u+0 PENDING Resources\n%u+1 PENDING Resources\n", het, het);
     wait_for(het, "%i %T %r", want, 10);
-    sleep(1);
+    wait_sched_cycle(10);
     char *s = query(het, "%i %T %r");
     assert_string_equal(s, want); /* still nothing started */
     free(s);
@@ -408,8 +408,12 @@ static void test_controller_killed_mid_run(void **state)
 {
     unsigned id = SUBMIT("--wrap=sleep 3; exit 3");
     wait_for(id, "%T", "RUNNING\n", 20);
+    char *log = harness_read_file(cluster.nodes[0].log);
+    int lost = cmdcheck_count(log, "lost the controller");
+    free(log);
     harness_ctld_stop(&cluster, SIGKILL);
-    sleep(1);
+    /* the node daemons noticed, and register again once it is back */
+    free(cmdcheck_file_with_n(cluster.nodes[0].log, "lost the controller", lost + 1, 10));
     assert_int_equal(harness_ctld_start(&cluster), 0);
     wait_for(id, "%T", "FAILED\n", 30);
     assert_string_equal(show_field(id, "ExitCode"), "3:0");

@@ -343,12 +343,14 @@ static void test_interrupts(void **state)
     assert_non_null(strstr(r.err, "srun: interrupt (one more within 1 sec to abort)"));
     result_free(&r);
 
+    /* the second ^C once srun has taken the first (its words say so) */
     snprintf(script, sizeof(script),
-             "rm -f %s/ready.*; "
-             "srun -n1 sh -c \"trap '' INT TERM; touch %s/ready.0; sleep 20\" & "
+             "rm -f %s/ready.* %s/int.err; "
+             "srun -n1 sh -c \"trap '' INT TERM; touch %s/ready.0; sleep 20\" 2>%s/int.err & "
              "while [ ! -e %s/ready.0 ]; do sleep 0.1; done; "
-             "kill -INT $!; sleep 0.2; kill -INT $!; wait $!; echo rc=$?",
-             outdir, outdir, outdir);
+             "kill -INT $!; until grep -q 'one more within' %s/int.err; do sleep 0.1; done; "
+             "kill -INT $!; wait $!; echo rc=$?; cat %s/int.err >&2",
+             outdir, outdir, outdir, outdir, outdir, outdir, outdir);
     r = SALLOC_SH(script, "-n1");
     expect_ok(&r);
     expect_line(r.out, "rc=137");
