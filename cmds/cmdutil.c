@@ -9,6 +9,7 @@
 
 #include <ctype.h>
 #include <errno.h>
+#include <limits.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -46,28 +47,30 @@ int cmd_option_failure(const char *prog, const char *submit_failed, int err, con
     return err == TS_EOPTSPEC ? 255 : 1;
 }
 
-int cmd_parse_job_options(const struct cmd_start *start, int argc, char **argv, char *cwd,
-                          size_t cwdlen, struct jobopt_input *in, struct jobopt *opt)
+int cmd_job_main(const struct cmd_start *start, int argc, char **argv)
 {
-    if (!getcwd(cwd, cwdlen)) {
+    char cwd[PATH_MAX];
+    if (!getcwd(cwd, sizeof(cwd))) {
         cmd_error(start->prog, "cannot determine the working directory");
         return 1;
     }
     argv[0] = (char *)start->prog;
-    *in = (struct jobopt_input){.cmd = start->cmd, .argc = argc, .argv = argv,
-                                .envp = environ, .now = time(NULL), .cwd = cwd};
+    struct jobopt_input in = {.cmd = start->cmd, .argc = argc, .argv = argv, .envp = environ,
+                              .now = time(NULL), .cwd = cwd};
+    struct jobopt opt;
     char msg[1024];
-    int err = jobopt_parse(in, opt, msg, sizeof(msg));
+    int err = jobopt_parse(&in, &opt, msg, sizeof(msg));
     if (err)
         return cmd_option_failure(start->prog, start->submit_failed, err, msg);
-    if (!opt->help && !opt->version)
-        return CMD_GO_ON;
-    if (opt->help)
+    int rc = 0;
+    if (opt.help)
         start->usage(stdout);
-    else
+    else if (opt.version)
         puts(TESSERA_VERSION_LINE);
-    jobopt_free(opt);
-    return 0;
+    else
+        rc = start->run(&opt, &in);
+    jobopt_free(&opt);
+    return rc;
 }
 
 void cmd_fit_nodes_to_tasks(const char *prog, struct jobopt *opt)

@@ -24,21 +24,20 @@ void cmd_error(const char *prog, const char *fmt, ...) __attribute__((format(pri
  * command's words for a refused submission ("Batch job submission failed"). */
 int cmd_option_failure(const char *prog, const char *submit_failed, int err, const char *msg);
 
-/* What sbatch, salloc and srun are, for their common start. */
+/* What sbatch, salloc and srun are, for their common main. */
 struct cmd_start {
     const char *prog;
     enum jobopt_cmd cmd;
     const char *submit_failed; /* for cmd_option_failure */
     void (*usage)(FILE *out);  /* --help's text */
+    /* the command itself, with its parsed options and what they were parsed from (in->cwd:
+     * the working folder); returns the exit status */
+    int (*run)(struct jobopt *opt, const struct jobopt_input *in);
 };
-/* cmd_parse_job_options: the command goes on. */
-#define CMD_GO_ON (-1)
-/* The start of sbatch, salloc and srun: the working folder into cwd (which *in keeps), the
- * options parsed from argv into *opt (*in: what they were parsed from), a failure printed
- * as cmd_option_failure says, --help and --version answered. CMD_GO_ON when the command
- * goes on with *opt (freed with jobopt_free), else the exit status (nothing to free). */
-int cmd_parse_job_options(const struct cmd_start *start, int argc, char **argv, char *cwd,
-                          size_t cwdlen, struct jobopt_input *in, struct jobopt *opt);
+/* The main of sbatch, salloc and srun: the working folder, the options parsed from argv, a
+ * failure printed as cmd_option_failure says, --help and --version answered; else
+ * start->run, and the options freed. Returns the exit status. */
+int cmd_job_main(const struct cmd_start *start, int argc, char **argv);
 /* Slurm's sbatch and salloc: a component asking for fewer tasks than nodes (-N5 -n2) gets
  * as many nodes as tasks, with Slurm's warning ("can't run 2 processes on 5 nodes,
  * setting nnodes to 2"). */

@@ -222,17 +222,10 @@ static int run_command(struct alloc *a, char **argv)
     return status;
 }
 
-int main(int argc, char **argv)
+/* The command, once its options are parsed (cmd_job_main frees them). */
+static int salloc_run(struct jobopt *opt, const struct jobopt_input *in)
 {
-    static const struct cmd_start start = {PROG, JOBOPT_SALLOC, "Job submit/allocate failed",
-                                           usage};
-    char cwd[PATH_MAX];
-    struct jobopt_input in;
-    struct jobopt opt;
-    int done = cmd_parse_job_options(&start, argc, argv, cwd, sizeof(cwd), &in, &opt);
-    if (done != CMD_GO_ON)
-        return done;
-    cmd_fit_nodes_to_tasks(PROG, &opt);
+    cmd_fit_nodes_to_tasks(PROG, opt);
     struct sigaction sa = {.sa_handler = on_int};
     sigaction(SIGINT, &sa, NULL);
     sigaction(SIGTERM, &sa, NULL);
@@ -242,22 +235,19 @@ int main(int argc, char **argv)
     sigaction(SIGCHLD, &sa, NULL);
 
     struct ctl ctl;
-    struct alloc a = {.ctl = &ctl, .quiet = opt.quiet};
+    struct alloc a = {.ctl = &ctl, .quiet = opt->quiet};
     int rc = 1;
-    if (cmd_set_origin(&opt, cwd)) {
+    if (cmd_set_origin(opt, in->cwd)) {
         cmd_error(PROG, "%s", ts_strerror(TS_ENOMEM));
-        jobopt_free(&opt);
         return 1;
     }
-    if (ctl_load_conf(&ctl, PROG, NULL) != 0) {
-        jobopt_free(&opt);
+    if (ctl_load_conf(&ctl, PROG, NULL) != 0)
         return 1;
-    }
-    if (alloc_submit(&a, &opt) == 0) {
+    if (alloc_submit(&a, opt) == 0) {
         switch (alloc_wait_grant(&a, &got_int)) {
         case ALLOC_GRANTED: {
             char *shell_argv[2];
-            int status = run_command(&a, command_of(&opt, shell_argv));
+            int status = run_command(&a, command_of(opt, shell_argv));
             rc = exit_code(status);
             alloc_release(&a, status);
             break;
@@ -273,6 +263,12 @@ int main(int argc, char **argv)
     }
     alloc_free(&a);
     ctl_close(&ctl);
-    jobopt_free(&opt);
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct cmd_start start = {PROG, JOBOPT_SALLOC, "Job submit/allocate failed",
+                                           usage, salloc_run};
+    return cmd_job_main(&start, argc, argv);
 }

@@ -8,7 +8,6 @@
 #include "common/util/errors.h"
 #include "common/util/version.h"
 
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -200,25 +199,24 @@ static int submit(struct ctl *ctl, const struct jobopt *opt)
     return rc;
 }
 
+/* The command, once its options are parsed (cmd_job_main frees them). */
+static int sbatch_run(struct jobopt *opt, const struct jobopt_input *in)
+{
+    cmd_fit_nodes_to_tasks(PROG, opt);
+    struct ctl ctl;
+    int rc = 1;
+    if (set_command(opt, in->cwd) || cmd_set_origin(opt, in->cwd)) {
+        cmd_error(PROG, "%s", ts_strerror(TS_ENOMEM));
+    } else if (ctl_load_conf(&ctl, PROG, NULL) == 0) {
+        rc = submit(&ctl, opt);
+        ctl_close(&ctl);
+    }
+    return rc;
+}
+
 int main(int argc, char **argv)
 {
     static const struct cmd_start start = {PROG, JOBOPT_SBATCH, "Batch job submission failed",
-                                           usage};
-    char cwd[PATH_MAX];
-    struct jobopt_input in;
-    struct jobopt opt;
-    int done = cmd_parse_job_options(&start, argc, argv, cwd, sizeof(cwd), &in, &opt);
-    if (done != CMD_GO_ON)
-        return done;
-    cmd_fit_nodes_to_tasks(PROG, &opt);
-    struct ctl ctl;
-    int rc = 1;
-    if (set_command(&opt, cwd) || cmd_set_origin(&opt, cwd)) {
-        cmd_error(PROG, "%s", ts_strerror(TS_ENOMEM));
-    } else if (ctl_load_conf(&ctl, PROG, NULL) == 0) {
-        rc = submit(&ctl, &opt);
-        ctl_close(&ctl);
-    }
-    jobopt_free(&opt);
-    return rc;
+                                           usage, sbatch_run};
+    return cmd_job_main(&start, argc, argv);
 }

@@ -19,7 +19,6 @@
 #include "common/util/errors.h"
 #include "common/util/version.h"
 
-#include <limits.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -596,56 +595,51 @@ static char *multi_prog_text(const struct jobopt *opt)
     return text;
 }
 
-int main(int argc, char **argv)
+/* The command, once its options are parsed (cmd_job_main frees them). */
+static int srun_run(struct jobopt *opt, const struct jobopt_input *in)
 {
-    static const struct cmd_start start = {PROG, JOBOPT_SRUN, "Unable to allocate resources",
-                                           usage};
-    char cwd[PATH_MAX];
-    struct jobopt_input in;
-    struct jobopt opt;
-    int done = cmd_parse_job_options(&start, argc, argv, cwd, sizeof(cwd), &in, &opt);
-    if (done != CMD_GO_ON)
-        return done;
-    if (opt.ncomponents == 0 || opt.components[0]->n_argv == 0) {
+    if (opt->ncomponents == 0 || opt->components[0]->n_argv == 0) {
         fprintf(stderr, "%s: fatal: No command given to execute.\n", PROG); /* Slurm's */
-        jobopt_free(&opt);
         return 1;
     }
     char *multi_prog = NULL;
-    if (opt.multi_prog && !(multi_prog = multi_prog_text(&opt))) {
-        jobopt_free(&opt);
+    if (opt->multi_prog && !(multi_prog = multi_prog_text(opt)))
         return 1;
-    }
     struct ctl ctl;
-    if (cmd_set_origin(&opt, cwd) || ctl_load_conf(&ctl, PROG, NULL) != 0) {
+    if (cmd_set_origin(opt, in->cwd) || ctl_load_conf(&ctl, PROG, NULL) != 0) {
         free(multi_prog);
-        jobopt_free(&opt);
         return 1;
     }
     struct alloc a = {.ctl = &ctl};
     struct job_ref job = {0};
     int rc = 1, err;
-    int joined = job_to_join(&opt, &job);
-    if (joined && opt.jobid && !job.het_size)
+    int joined = job_to_join(opt, &job);
+    if (joined && opt->jobid && !job.het_size)
         job.het_size = het_size_of(&ctl, job.job_id);
     if (!joined) {
         struct sigaction sa = {.sa_handler = on_int};
         sigaction(SIGINT, &sa, NULL);
-        rc = allocate(&ctl, &opt, &a, &job);
+        rc = allocate(&ctl, opt, &a, &job);
         signal(SIGINT, SIG_DFL);
         if (rc == 0) {
-            rc = run(&ctl, &opt, &a, &job, multi_prog);
+            rc = run(&ctl, opt, &a, &job, multi_prog);
             alloc_release(&a, rc << 8);
         }
-    } else if (is_one_allocation(&opt, job.het_size, job.in_alloc) &&
-               (err = own_counts(in, &opt)) != TS_OK) {
+    } else if (is_one_allocation(opt, job.het_size, job.in_alloc) &&
+               (err = own_counts(*in, opt)) != TS_OK) {
         cmd_error(PROG, "%s", ts_strerror(err)); /* the first parse took the same text */
     } else {
-        rc = run(&ctl, &opt, &a, &job, multi_prog);
+        rc = run(&ctl, opt, &a, &job, multi_prog);
     }
     alloc_free(&a);
     ctl_close(&ctl);
     free(multi_prog);
-    jobopt_free(&opt);
     return rc;
+}
+
+int main(int argc, char **argv)
+{
+    static const struct cmd_start start = {PROG, JOBOPT_SRUN, "Unable to allocate resources",
+                                           usage, srun_run};
+    return cmd_job_main(&start, argc, argv);
 }
