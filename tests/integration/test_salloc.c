@@ -241,8 +241,11 @@ static void test_revoked_while_running(void **state)
 {
     (void)state;
     const char *log = log_path("revoked.log");
-    pid_t pid = spawn_salloc(log, (const char *const[]){"-N1", "sh", "-c",
-                                                        "sleep 2; echo after", NULL});
+    char go[600], script[700];
+    snprintf(go, sizeof(go), "%s/revoked.go", cluster.dir);
+    /* the command runs until the revocation was said */
+    snprintf(script, sizeof(script), "while [ ! -e %s ]; do sleep 0.1; done; echo after", go);
+    pid_t pid = spawn_salloc(log, (const char *const[]){"-N1", "sh", "-c", script, NULL});
     unsigned id = 0;
     for (int i = 0; i < 100 && !id; i++) { /* the id salloc was granted, from its words */
         char *text = harness_read_file(log);
@@ -255,6 +258,8 @@ static void test_revoked_while_running(void **state)
     }
     assert_true(id != 0);
     cancel(id);
+    free(file_with(log, "has been revoked.", 10));
+    assert_int_equal(harness_write_file(go, "", 0644), 0);
     int status = harness_wait(pid, 10000);
     assert_true(WIFEXITED(status));
     assert_int_equal(WEXITSTATUS(status), 0);
