@@ -3,8 +3,8 @@
 #ifndef TESSERA_CMDS_CMDUTIL_H
 #define TESSERA_CMDS_CMDUTIL_H
 
-#include "common/jobopt.h"
-#include "common/namecache.h"
+#include "common/jobopt/jobopt.h"
+#include "common/util/namecache.h"
 #include "tessera.pb-c.h"
 
 #include <stddef.h>
