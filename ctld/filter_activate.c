@@ -124,13 +124,12 @@ int filter_activate_applies(struct ctld *c, struct job *lead)
 
 void filter_activate_fail_unit(struct ctld *c, struct job *lead)
 {
-    job_end_unit(c, lead, TESSERA__JOB_STATE__JOB_FAILED, 0);
-    for (size_t i = 0; i < job_ncomponents(lead); i++) {
-        struct job *j = job_component(lead, i);
-        j->rec->reason = JOB_REASON_ACTIVATION_FAILED;
-        pbutil_set_string(&j->rec->state_desc, "activation filter failed the job");
-        job_save(c, j);
-    }
+    /* the detail and the reason are stored with the end, so accounting keeps them */
+    for (size_t i = 0; i < job_ncomponents(lead); i++)
+        pbutil_set_string(&job_component(lead, i)->rec->state_desc,
+                          "activation filter failed the job");
+    job_end_unit_reason(c, lead, TESSERA__JOB_STATE__JOB_FAILED, 0,
+                        JOB_REASON_ACTIVATION_FAILED);
 }
 
 /* The order of strength of docs/05-filters.md §3.4: fail > hold > block > reserve. */

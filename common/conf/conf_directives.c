@@ -6,9 +6,9 @@
 #include "common/text/timefmt.h"
 #include "common/util/errors.h"
 #include "common/util/log.h"
+#include "common/util/namecache.h"
 
 #include <ctype.h>
-#include <pwd.h>
 #include <stddef.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -204,11 +204,9 @@ static int resolve_user(struct conf_parse *p, const char *key, const char *v, ui
         *out = uid;
         return TS_OK;
     }
-    struct passwd pw, *res = NULL;
-    char buf[4096];
-    if (getpwnam_r(v, &pw, buf, sizeof(buf), &res) != 0 || !res)
+    if (namecache_nss_id(NAMECACHE_USER, v, &uid) != 1)
         return conf_fail(p, "%s '%s': no such user", key, v);
-    *out = res->pw_uid;
+    *out = uid;
     return TS_OK;
 }
 
