@@ -5,7 +5,6 @@
 #include "noded/stepd.h"
 
 #include "common/conf/conf.h"
-#include "common/format/jobfmt.h"
 #include "common/job/multiprog.h"
 #include "common/job/stdpath.h"
 #include "common/job/stepenv.h"
