@@ -189,6 +189,37 @@ int ctld_observe_jobs(struct ctld *c)
     return err;
 }
 
+int ctld_state_open(struct ctld *c, struct fairshare *tree, char *errbuf, size_t errlen)
+{
+    int err = prepare_state_dir(c->conf->state_save_location, errbuf, errlen);
+    /* a damaged or lost state is refused in one line before LMDB maps anything */
+    if (!err)
+        err = store_file_check(c->conf->state_save_location, NULL, errbuf, errlen);
+    if (!err && (err = store_open(c->loop, c->conf->state_save_location,
+                                  STORE_DEFAULT_MAP_SIZE, &c->store)))
+        snprintf(errbuf, errlen, "cannot open the state in %s: %s",
+                 c->conf->state_save_location, ts_strerror(err));
+    if (err) {
+        fairshare_destroy(tree);
+        return err;
+    }
+    ctld_store_guard_init(c);
+    if ((err = step_cred_init(c, errbuf, errlen)) || (err = ctld_state_load(c, errbuf, errlen)) ||
+        (err = acct_init(c, errbuf, errlen)) || (err = job_table_load(c, errbuf, errlen)) ||
+        (err = step_table_load(c, errbuf, errlen)) ||
+        (err = node_table_build(c, errbuf, errlen))) {
+        fairshare_destroy(tree);
+        return err;
+    }
+    if ((err = fairshare_usage_init(c, tree, errbuf, errlen)))
+        return err;
+    hold_running(c);
+    job_housekeeping(c, time(NULL));
+    if (!(c->housekeeping = loop_timer_add(c->loop, 1000, 1000, housekeeping_tick, c)))
+        return TS_ENOMEM;
+    return TS_OK;
+}
+
 int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf, size_t errlen)
 {
     errbuf[0] = '\0';
@@ -244,33 +275,10 @@ int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf
     loop_set_orphan_cb(c->loop, on_orphan, c);
     signal(SIGPIPE, SIG_IGN);
 
-    if ((err = prepare_state_dir(c->conf->state_save_location, errbuf, errlen)))
-        goto error;
-    /* a damaged or lost state is refused in one line before LMDB maps anything */
-    if ((err = store_file_check(c->conf->state_save_location, NULL, errbuf, errlen)))
-        goto error;
-    if ((err = store_open(c->loop, c->conf->state_save_location, STORE_DEFAULT_MAP_SIZE,
-                          &c->store))) {
-        snprintf(errbuf, errlen, "cannot open the state in %s: %s",
-                 c->conf->state_save_location, ts_strerror(err));
-        goto error;
-    }
-    ctld_store_guard_init(c);
-    if ((err = step_cred_init(c, errbuf, errlen)) || (err = ctld_state_load(c, errbuf, errlen)) ||
-        (err = acct_init(c, errbuf, errlen)) || (err = job_table_load(c, errbuf, errlen)) ||
-        (err = step_table_load(c, errbuf, errlen)) ||
-        (err = node_table_build(c, errbuf, errlen)))
-        goto error;
-    err = fairshare_usage_init(c, tree, errbuf, errlen);
+    err = ctld_state_open(c, tree, errbuf, errlen);
     tree = NULL;
     if (err)
         goto error;
-    hold_running(c);
-    job_housekeeping(c, time(NULL));
-    if (!(c->housekeeping = loop_timer_add(c->loop, 1000, 1000, housekeeping_tick, c))) {
-        err = TS_ENOMEM;
-        goto error;
-    }
     if ((err = start_server(c, opts->port_override, errbuf, errlen)) ||
         (err = sched_init(c, errbuf, errlen)))
         goto error;

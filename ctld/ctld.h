@@ -101,6 +101,13 @@ struct ctld_options {
  * a one-line reason into errbuf. Must be called before any other thread exists (it
  * blocks the signals the loop handles). */
 int ctld_create(const struct ctld_options *opts, struct ctld **out, char *errbuf, size_t errlen);
+/* The state behind c->conf on c->loop: StateSaveLocation opened (made when missing), the
+ * jobs, steps and nodes loaded, the fair-share tree (adopted, freed on failure) in place,
+ * the housekeeping timer armed.
+ * ctld_create's part that needs no process set-up: unit tests build a controller with it
+ * (tests/unit/ctld_fixture.c); ctld_destroy undoes it. */
+struct fairshare;
+int ctld_state_open(struct ctld *c, struct fairshare *tree, char *errbuf, size_t errlen);
 /* Serve until SIGTERM/SIGINT; returns the exit code. */
 int ctld_run(struct ctld *c);
 /* Stop serving, commit what is queued, close the state. Not TS_OK when changes could not
