@@ -171,7 +171,8 @@ static void claim(struct ctld *c, uint32_t job_id)
 void job_alloc_started(struct ctld *c, struct job *leader)
 {
     uint32_t id = leader->rec->job_id;
-    if (has_waiter(c, id))
+    /* closed: a start committed by the shutdown's last batch; nothing would free it */
+    if (c->alloc_closed || has_waiter(c, id))
         return;
     struct alloc_unclaimed *u = calloc(1, sizeof(*u));
     if (!u)
