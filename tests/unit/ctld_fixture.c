@@ -87,6 +87,23 @@ void ctld_fixture_down(struct ctld_fixture *f)
     f->conf_text = NULL;
 }
 
+int ctld_fixture_setup(void **state, const char *conf_text, int with_sched)
+{
+    struct ctld_fixture *f = calloc(1, sizeof(*f));
+    assert_non_null(f);
+    ctld_fixture_up(f, conf_text, with_sched);
+    *state = f;
+    return 0;
+}
+
+int ctld_fixture_teardown(void **state)
+{
+    ctld_fixture_down(*state);
+    free(*state);
+    *state = NULL;
+    return 0;
+}
+
 void ctld_fixture_desc(Tessera__JobDesc *d, const char *part)
 {
     tessera__job_desc__init(d);

@@ -30,6 +30,10 @@ struct ctld_fixture {
  * too (sched_init: its plugins loaded, its cycles run when the loop turns). Fails the
  * test on error. */
 void ctld_fixture_up(struct ctld_fixture *f, const char *conf_text, int with_sched);
+/* cmocka's group of the two above: *state becomes a new fixture, up for conf_text; the
+ * teardown brings it down and frees it. */
+int ctld_fixture_setup(void **state, const char *conf_text, int with_sched);
+int ctld_fixture_teardown(void **state);
 /* ctld_destroy (everything queued is committed), then the controller built again from
  * the same folder, as a restart reads its state. */
 void ctld_fixture_restart(struct ctld_fixture *f);

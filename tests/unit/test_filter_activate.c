@@ -221,6 +221,19 @@ static void test_hold(void **state)
     assert_null(u.kept);
     assert_false(standing(t, id, until - 1).retry);
     assert_true(standing(t, id, until).retry);
+    /* scontrol update HoldUntil= moves the next evaluation to the new time */
+    Tessera__JobDesc ch = TESSERA__JOB_DESC__INIT;
+    ch.has_hold_until = 1;
+    ch.hold_until = now + 60;
+    Tessera__JobUpdateRequest req = TESSERA__JOB_UPDATE_REQUEST__INIT;
+    char text[16], why[256];
+    snprintf(text, sizeof(text), "%u", id);
+    req.job_id = text;
+    req.changes = &ch;
+    assert_int_equal(job_update(t->f.c, &req, FIX_UID, why, sizeof(why)), TS_OK);
+    assert_int_equal(standing(t, id, now).activation, SCHED_ACT_HOLD);
+    assert_false(standing(t, id, now + 59).retry);
+    assert_true(standing(t, id, now + 60).retry);
     char *log = filter_log(t);
     assert_int_equal(count_lines(log, "f_a "), 1);
     assert_int_equal(count_lines(log, "f_b "), 0);

@@ -24,17 +24,7 @@ static const char *const conf_text =
 
 static int setup(void **state)
 {
-    struct ctld_fixture *f = calloc(1, sizeof(*f));
-    ctld_fixture_up(f, conf_text, 0);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    ctld_fixture_down(*state);
-    free(*state);
-    return 0;
+    return ctld_fixture_setup(state, conf_text, 0);
 }
 
 static char *text_of(size_t len, char c)
@@ -165,11 +155,11 @@ static void test_update_fields(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_field_maxima, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_payload, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_component_count, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_max_job_count, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_update_fields, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_field_maxima, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_payload, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_component_count, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_max_job_count, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_update_fields, setup, ctld_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -28,17 +28,7 @@ static const char *const conf_text =
 
 static int setup(void **state)
 {
-    struct ctld_fixture *f = calloc(1, sizeof(*f));
-    ctld_fixture_up(f, conf_text, 0);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    ctld_fixture_down(*state);
-    free(*state);
-    return 0;
+    return ctld_fixture_setup(state, conf_text, 0);
 }
 
 /* A refused submission left nothing behind: no job, the id counter as it was. */
@@ -82,6 +72,11 @@ static void test_plain_submission(void **state)
             ctld_fixture_restart(f);
     }
     assert_int_equal(f->c->next_job_id, first + 1);
+    /* with a script: a batch job, its script kept */
+    d.script = (char *)"#!/bin/sh\ntrue\n";
+    id = ctld_fixture_submit_one(f, &d, FIX_UID);
+    assert_int_equal(ctld_fixture_job(f, id)->rec->batch, 1);
+    assert_string_equal(ctld_fixture_job(f, id)->rec->desc->script, "#!/bin/sh\ntrue\n");
 }
 
 static void test_bad_partition(void **state)
@@ -363,15 +358,15 @@ static void test_max_submit_jobs(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_plain_submission, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_bad_partition, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_refusals, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_admin_privileges, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_het_submission, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_het_all_or_nothing, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_hold, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_test_only, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_max_submit_jobs, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_plain_submission, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_bad_partition, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_refusals, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_admin_privileges, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_het_submission, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_het_all_or_nothing, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_hold, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_test_only, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_max_submit_jobs, setup, ctld_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -27,17 +27,7 @@ static const char *const conf_text =
 
 static int setup(void **state)
 {
-    struct ctld_fixture *f = calloc(1, sizeof(*f));
-    ctld_fixture_up(f, conf_text, 0);
-    *state = f;
-    return 0;
-}
-
-static int teardown(void **state)
-{
-    ctld_fixture_down(*state);
-    free(*state);
-    return 0;
+    return ctld_fixture_setup(state, conf_text, 0);
 }
 
 /* job_update of the present fields of changes (and a relative limit) on id, by uid. */
@@ -281,13 +271,13 @@ static void test_het_all_or_nothing(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test_setup_teardown(test_owner_updates_pending, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_other_user_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_pending_rechecked, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_priority_and_hold, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_running_fields, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_finished_refused, setup, teardown),
-        cmocka_unit_test_setup_teardown(test_het_all_or_nothing, setup, teardown),
+        cmocka_unit_test_setup_teardown(test_owner_updates_pending, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_other_user_refused, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_pending_rechecked, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_priority_and_hold, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_running_fields, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_finished_refused, setup, ctld_fixture_teardown),
+        cmocka_unit_test_setup_teardown(test_het_all_or_nothing, setup, ctld_fixture_teardown),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
