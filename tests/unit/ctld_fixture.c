@@ -45,6 +45,7 @@ static void build(struct ctld_fixture *f)
     f->c = c;
     c->start_time = time(NULL);
     assert_int_equal(job_table_init(&c->jobs), TS_OK);
+    assert_int_equal(ctld_observe_jobs(c), TS_OK); /* as ctld_create: the same observers */
     assert_non_null(c->names = namecache_create(NULL));
     int rc = conf_parse_string(text, "unit.conf", 0, &c->conf, err, sizeof(err));
     free(text);

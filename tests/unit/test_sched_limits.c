@@ -3,6 +3,7 @@
  * counts as a cycle takes them, and a real cycle that applies them (docs/policies.md). */
 #include "ctld_fixture.h"
 
+#include "common/sched/limits.h"
 #include "ctld/job.h"
 #include "ctld/sched_int.h"
 
@@ -58,7 +59,7 @@ static void test_no_limits(void **state)
 {
     struct ctld_fixture f;
     ctld_fixture_up(&f, NODES "PartitionName=debug Nodes=n[1-3] Default=YES\n", 0);
-    assert_false(sched_limits_configured(f.c->conf));
+    assert_false(limits_configured(f.c->conf));
     run_as(&f, NULL, FIX_UID, "n1");
     uint32_t id = submit_as(&f, NULL, FIX_UID);
     assert_null(sched_limits_count(f.c));
