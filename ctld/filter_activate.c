@@ -193,8 +193,10 @@ static void ask_again_now(struct activation *a, struct job *lead)
 /* Whether the unit may still start as it was when its filters were asked. */
 static int still_startable(struct activation *a, struct job *lead, time_t now)
 {
-    return lead && lead->leader == lead && !a->stale && job_ncomponents(lead) == a->ncomp &&
-           job_unit_eligible(a->c, lead, now);
+    if (!lead || lead->leader != lead || a->stale || job_ncomponents(lead) != a->ncomp)
+        return 0;
+    job_unit_refresh_reasons(a->c, lead, now);
+    return job_unit_eligible(lead);
 }
 
 /* Every chain and undo is over: act on the verdict. */

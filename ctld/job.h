@@ -214,8 +214,12 @@ struct select_alloc;
 
 /* The highest priority of the unit's components: its place in the queue. */
 uint32_t job_unit_priority(const struct job *leader);
-/* Pending, and waiting for nothing but the scheduler (reasons refreshed here). */
-int job_unit_eligible(struct ctld *c, struct job *leader, time_t now);
+/* Every component's pending reason brought up to date (holds, begin time, dependencies,
+ * partition states); what the scheduler last said stands otherwise. */
+void job_unit_refresh_reasons(struct ctld *c, struct job *leader, time_t now);
+/* Pending, and waiting for nothing but the scheduler, by the reasons as they stand: call
+ * job_unit_refresh_reasons first for a decision of now. */
+int job_unit_eligible(const struct job *leader);
 /* More components than this is a mistake, not a job. */
 #define JOB_MAX_COMPONENTS 128
 /* Start every component on its placement (allocs[i] for component i); the batch script

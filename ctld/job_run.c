@@ -47,17 +47,21 @@ uint32_t job_unit_priority(const struct job *leader)
     return p;
 }
 
+void job_unit_refresh_reasons(struct ctld *c, struct job *leader, time_t now)
+{
+    for (size_t i = 0; i < job_ncomponents(leader); i++)
+        job_update_reason(c, job_component(leader, i), now);
+}
+
 /* Pending, and waiting for nothing but the scheduler. */
-int job_unit_eligible(struct ctld *c, struct job *leader, time_t now)
+int job_unit_eligible(const struct job *leader)
 {
     for (size_t i = 0; i < job_ncomponents(leader); i++) {
-        struct job *j = job_component(leader, i);
-        if (j->rec->state != TESSERA__JOB_STATE__JOB_PENDING)
-            return 0;
-        job_update_reason(c, j, now);
+        const Tessera__JobRecord *r = job_component(leader, i)->rec;
         /* the scheduler's own reasons (limits, dedicated time, standing filter verdicts,
          * resources...) are decided again by this cycle's view */
-        if (!jobreason_scheduler_decides(j->rec->reason))
+        if (r->state != TESSERA__JOB_STATE__JOB_PENDING ||
+            !jobreason_scheduler_decides(r->reason))
             return 0;
     }
     return 1;

@@ -141,10 +141,10 @@ static uint32_t verdict_reason(enum sched_verdict v)
 static struct job *unit_now(struct ctld *c, const struct cycle *cy, size_t u, time_t now)
 {
     struct job *lead = job_find(&c->jobs, cy->ids[u]);
-    if (!lead || lead->leader != lead || job_ncomponents(lead) != cy->units[u].ncomponents ||
-        !job_unit_eligible(c, lead, now))
+    if (!lead || lead->leader != lead || job_ncomponents(lead) != cy->units[u].ncomponents)
         return NULL;
-    return lead;
+    job_unit_refresh_reasons(c, lead, now);
+    return job_unit_eligible(lead) ? lead : NULL;
 }
 
 static void set_expected(struct job *lead, int64_t start)

@@ -261,7 +261,9 @@ static struct job **collect_units(struct ctld *c, time_t now, size_t *count, siz
     /* units a running-job limit holds back now are not in the view (they cannot start) */
     struct limit_counts *lc = sched_limits_count(c);
     for (struct job *j = c->jobs.head; leaders && j; j = j->next) {
-        if (j->leader != j || !job_unit_eligible(c, j, now) || !partitions_exist(c, j) ||
+        if (j->leader == j)
+            job_unit_refresh_reasons(c, j, now);
+        if (j->leader != j || !job_unit_eligible(j) || !partitions_exist(c, j) ||
             !sched_policy_admits(c, j, now) || !sched_limits_allow(c, lc, j))
             continue;
         if (n == cap) {
