@@ -26,6 +26,7 @@
 #include "common/job/jobid.h"
 #include "common/job/jobstate.h"
 #include "common/util/errors.h"
+#include "common/util/growarray.h"
 #include "common/util/hashmap.h"
 
 #include <stdio.h>
@@ -93,14 +94,10 @@ struct parse {
 
 static int push_item(struct parse *p, uint32_t target, enum dep_type type, int64_t delay)
 {
-    if (p->n == p->cap) {
-        size_t cap = p->cap ? p->cap * 2 : 8;
-        struct dep_item *grown = realloc(p->items, cap * sizeof(*grown));
-        if (!grown)
-            return TS_ENOMEM;
-        p->items = grown;
-        p->cap = cap;
-    }
+    struct dep_item *grown = growarray_room(p->items, &p->cap, p->n, sizeof(*grown), 8);
+    if (!grown)
+        return TS_ENOMEM;
+    p->items = grown;
     p->items[p->n++] = (struct dep_item){target, (uint32_t)type, delay};
     return TS_OK;
 }

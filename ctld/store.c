@@ -2,6 +2,7 @@
 
 #include "common/net/loop.h"
 #include "common/util/errors.h"
+#include "common/util/growarray.h"
 #include "common/util/log.h"
 #include "ctld/store_file.h"
 
@@ -206,14 +207,10 @@ int store_after_commit(struct store *st, store_commit_cb cb, void *arg)
     struct batch *b = open_batch(st);
     if (!b)
         return TS_ENOMEM;
-    if (b->ncbs == b->cbs_cap) {
-        size_t cap = b->cbs_cap ? b->cbs_cap * 2 : 8;
-        struct store_cb *cbs = realloc(b->cbs, cap * sizeof(*cbs));
-        if (!cbs)
-            return TS_ENOMEM;
-        b->cbs = cbs;
-        b->cbs_cap = cap;
-    }
+    struct store_cb *cbs = growarray_room(b->cbs, &b->cbs_cap, b->ncbs, sizeof(*cbs), 8);
+    if (!cbs)
+        return TS_ENOMEM;
+    b->cbs = cbs;
     b->cbs[b->ncbs++] = (struct store_cb){.cb = cb, .arg = arg};
     return TS_OK;
 }

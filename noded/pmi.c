@@ -11,6 +11,7 @@
 #include "common/net/loop.h"
 #include "common/net/outbuf.h"
 #include "common/util/errors.h"
+#include "common/util/growarray.h"
 #include "common/util/hashmap.h"
 #include "common/util/log.h"
 
@@ -169,14 +170,11 @@ static int fresh_put(struct pmi *p, const char *key, size_t klen, const char *va
         p->fresh[slot - 1].value = v;
         return TS_OK;
     }
-    if (p->nfresh == p->fresh_cap) {
-        size_t cap = p->fresh_cap ? p->fresh_cap * 2 : 16;
-        struct pmi_kv *grown = realloc(p->fresh, cap * sizeof(*grown));
-        if (!grown)
-            goto error;
-        p->fresh = grown;
-        p->fresh_cap = cap;
-    }
+    struct pmi_kv *grown =
+        growarray_room(p->fresh, &p->fresh_cap, p->nfresh, sizeof(*grown), 16);
+    if (!grown)
+        goto error;
+    p->fresh = grown;
     if (!(k = strndup(key, klen)) ||
         hashmap_put(p->fresh_index, key, klen, (void *)(uintptr_t)(p->nfresh + 1)) != TS_OK)
         goto error;

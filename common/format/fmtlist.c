@@ -4,6 +4,7 @@
 
 #include "common/format/fmtspec.h"
 #include "common/util/errors.h"
+#include "common/util/growarray.h"
 #include "common/util/memstream.h"
 
 #include <stdlib.h>
@@ -11,15 +12,10 @@
 
 static struct fmtlist_item *add_item(struct fmtlist *l)
 {
-    if (l->n == l->cap) {
-        size_t cap = l->cap ? l->cap * 2 : 8;
-        struct fmtlist_item *items = realloc(l->items, cap * sizeof(*items));
-
-        if (!items)
-            return NULL;
-        l->items = items;
-        l->cap = cap;
-    }
+    struct fmtlist_item *items = growarray_room(l->items, &l->cap, l->n, sizeof(*items), 8);
+    if (!items)
+        return NULL;
+    l->items = items;
     memset(&l->items[l->n], 0, sizeof(l->items[0]));
     return &l->items[l->n++];
 }

@@ -7,6 +7,7 @@
 #include "common/jobopt/jobopt_impl.h"
 
 #include "common/util/errors.h"
+#include "common/util/growarray.h"
 
 #include <stdio.h>
 #include <stdlib.h>
@@ -31,15 +32,10 @@ int jobopt_fail(struct jobopt_err *e, int code, const char *fmt, ...)
 
 struct jobopt_seg *jobopt_segs_add(struct jobopt_segs *s)
 {
-    if (s->n == s->cap) {
-        size_t ncap = s->cap ? s->cap * 2 : 4;
-        struct jobopt_seg *nv = realloc(s->v, ncap * sizeof(*nv));
-
-        if (!nv)
-            return NULL;
-        s->v = nv;
-        s->cap = ncap;
-    }
+    struct jobopt_seg *nv = growarray_room(s->v, &s->cap, s->n, sizeof(*nv), 4);
+    if (!nv)
+        return NULL;
+    s->v = nv;
     memset(&s->v[s->n], 0, sizeof(s->v[0]));
     return &s->v[s->n++];
 }
@@ -47,15 +43,10 @@ struct jobopt_seg *jobopt_segs_add(struct jobopt_segs *s)
 int jobopt_seg_add(struct jobopt_seg *s, const struct jobopt_def *def, const char *arg,
                    unsigned line)
 {
-    if (s->n == s->cap) {
-        size_t ncap = s->cap ? s->cap * 2 : 8;
-        struct jobopt_occ *nv = realloc(s->occ, ncap * sizeof(*nv));
-
-        if (!nv)
-            return TS_ENOMEM;
-        s->occ = nv;
-        s->cap = ncap;
-    }
+    struct jobopt_occ *nv = growarray_room(s->occ, &s->cap, s->n, sizeof(*nv), 8);
+    if (!nv)
+        return TS_ENOMEM;
+    s->occ = nv;
     s->occ[s->n++] = (struct jobopt_occ){def, arg, line};
     return TS_OK;
 }

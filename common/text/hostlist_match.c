@@ -17,6 +17,7 @@
 #include "common/text/hostlist_impl.h"
 
 #include "common/util/errors.h"
+#include "common/util/growarray.h"
 #include "common/util/hashmap.h"
 
 #include <stdint.h>
@@ -77,14 +78,10 @@ static int push_span(struct group *g, uint64_t lo, uint64_t hi, int cls)
 {
     if (lo > hi)
         return TS_OK;
-    if (g->n == g->cap) {
-        size_t cap = g->cap ? g->cap * 2 : 4;
-        struct span *grown = realloc(g->spans, cap * sizeof(*grown));
-        if (!grown)
-            return TS_ENOMEM;
-        g->spans = grown;
-        g->cap = cap;
-    }
+    struct span *grown = growarray_room(g->spans, &g->cap, g->n, sizeof(*grown), 4);
+    if (!grown)
+        return TS_ENOMEM;
+    g->spans = grown;
     g->spans[g->n++] = (struct span){lo, hi, cls};
     return TS_OK;
 }
