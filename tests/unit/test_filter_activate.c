@@ -4,9 +4,11 @@
  * verdict kept until it may be asked again (docs/filters.md, "Activation filters"). */
 #include "ctld_fixture.h"
 
+#include "ctld/acct_record.h"
 #include "ctld/filter_activate.h"
 #include "ctld/job.h"
 #include "ctld/sched.h"
+#include "ctld/store.h"
 
 #include "common/job/jobstate.h"
 #include "common/sched/sched.h"
@@ -299,6 +301,19 @@ static void test_fail(void **state)
     const Tessera__JobRecord *r = ctld_fixture_job(&t->f, id)->rec;
     assert_int_equal(r->state, TESSERA__JOB_STATE__JOB_FAILED);
     assert_int_equal(r->reason, JOB_REASON_ACTIVATION_FAILED);
+    /* and in its accounting record, which sacct reads once the job is forgotten: the
+     * reason is stored with the end, not after it */
+    uint8_t key[ACCT_JOB_KEY_LEN];
+    acct_job_key(key, id);
+    void *val = NULL;
+    size_t len = 0;
+    assert_int_equal(store_get(t->f.c->store, STORE_DB_ACCT_JOBS, key, sizeof(key), &val, &len),
+                     TS_OK);
+    Tessera__AcctJob *acct = tessera__acct_job__unpack(NULL, len, val);
+    free(val);
+    assert_non_null(acct);
+    assert_int_equal(acct->reason, JOB_REASON_ACTIVATION_FAILED);
+    tessera__acct_job__free_unpacked(acct, NULL);
 }
 
 /* A het job is one unit: its components' chains (act: f_a, f_b; act2: f_c) must all
