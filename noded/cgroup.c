@@ -62,39 +62,41 @@ static int own_dir(int fd, const char *name, int *out, char *why, size_t len)
     return err;
 }
 
-int cgroup_root_open(const char *mount, const char *node, struct cgroup_root **out,
-                     char *why, size_t len)
+int cgroup_root_open(const char *mount, const char *cluster, const char *node,
+                     struct cgroup_root **out, char *why, size_t len)
 {
     *out = NULL;
     why[0] = '\0';
-    if (!safefs_name_ok(node))
+    if (!safefs_name_ok(cluster) || !safefs_name_ok(node))
         return TS_EINVAL;
-    int top = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
-    if (top < 0) {
+    int fd = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (fd < 0) {
         snprintf(why, len, "cannot open %s: %s", mount, strerror(errno));
         return errno == ENOENT ? TS_ENOENT : TS_ESYS;
     }
     struct statfs sfs;
-    if (fstatfs(top, &sfs) != 0 || sfs.f_type != CGROUP2_SUPER_MAGIC) {
+    if (fstatfs(fd, &sfs) != 0 || sfs.f_type != CGROUP2_SUPER_MAGIC) {
         snprintf(why, len, "%s is no cgroup2 filesystem", mount);
-        close(top);
+        close(fd);
         return TS_ENOENT;
     }
-    int ours = -1, nodefd = -1;
-    int err = own_dir(top, "tessera", &ours, why, len);
-    close(top);
-    if (!err) {
-        err = own_dir(ours, node, &nodefd, why, len);
-        close(ours);
+    /* tessera/<cluster>/<node>: one level at a time, each root's alone */
+    const char *levels[] = {"tessera", cluster, node};
+    int err = TS_OK;
+    for (size_t i = 0; !err && i < 3; i++) {
+        int next = -1;
+        err = own_dir(fd, levels[i], &next, why, len);
+        close(fd);
+        fd = next;
     }
     if (err)
         return err;
     struct cgroup_root *r = malloc(sizeof(*r));
     if (!r) {
-        close(nodefd);
+        close(fd);
         return TS_ENOMEM;
     }
-    r->fd = nodefd;
+    r->fd = fd;
     *out = r;
     return TS_OK;
 }

@@ -21,11 +21,13 @@ struct cgroup_root;
  * buf. TS_OK, TS_ENOENT when none is mounted, TS_ETOOBIG when buf is too small. */
 int cgroup_v2_mount(char *buf, size_t len);
 
-/* The node's folder <mount>/tessera/<node>, made (0755, root's) when missing and checked
- * to be root's and writable by nobody else. TS_EPERM (why says) when it is not; TS_ENOENT
- * when mount is no cgroup2 filesystem; TS_ESYS otherwise. */
-int cgroup_root_open(const char *mount, const char *node, struct cgroup_root **out,
-                     char *why, size_t len);
+/* The node's folder <mount>/tessera/<cluster>/<node> (several clusters and node daemons
+ * may share a machine), each level made (0755, root's) when missing and checked to be
+ * root's and writable by nobody else. TS_EPERM (why says) when one is not; TS_ENOENT
+ * when mount is no cgroup2 filesystem; TS_EINVAL for a name that is no path component;
+ * TS_ESYS otherwise. */
+int cgroup_root_open(const char *mount, const char *cluster, const char *node,
+                     struct cgroup_root **out, char *why, size_t len);
 void cgroup_root_close(struct cgroup_root *r);
 
 /* A job's folder made (TS_OK also when it exists). */

@@ -16,6 +16,7 @@
  * script only once the daemon has recorded it (a byte on a pipe), so no script runs that
  * a restarted daemon could not find.
  */
+#include "noded/containment.h"
 #include "noded/loginenv.h"
 #include "noded/noded.h"
 #include "noded/procinfo.h"
@@ -56,6 +57,7 @@ int job_table_create(struct noded *nd)
 /* Forget a job with nothing left running here. */
 static void job_free(struct noded *nd, struct nd_job *j)
 {
+    containment_job_end(nd, j->id); /* what it left detached here goes with it */
     deadline_cancel(nd->loop, &j->kill_after);
     loop_timer_cancel(nd->loop, j->poll_timer);
     hashmap_del_u32(nd->jobs, j->id);
@@ -483,6 +485,8 @@ static int fork_waiter(struct noded *nd, struct nd_job *j, struct exec_plan *pla
     j->pid = pid;
     j->start = procinfo_start_time(pid);
     int err = loop_child_watch(nd->loop, pid, waiter_exited, nd);
+    if (!err && (err = containment_job_enter(nd, j->id, pid)))
+        snprintf(errbuf, errlen, "cannot place the job in its container: %s", strerror(errno));
     if (!err)
         err = hashmap_put_u32(nd->jobs, j->id, j);
     if (!err && (err = record_and_go(j, plan->record_fd, go[1])))

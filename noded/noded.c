@@ -1,4 +1,5 @@
 /* Node daemon life: start-up checks, the loop, signals, shutdown. */
+#include "noded/containment.h"
 #include "noded/noded.h"
 #include "noded/spool.h"
 
@@ -123,7 +124,8 @@ int noded_create(const struct noded_options *opts, struct noded **out, char *err
     loop_set_orphan_cb(nd->loop, on_orphan, nd);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
-    if ((err = spool_open(nd, errbuf, errlen)) || (err = step_setup(nd, errbuf, errlen)))
+    if ((err = spool_open(nd, errbuf, errlen)) || (err = step_setup(nd, errbuf, errlen)) ||
+        (err = containment_open(nd, errbuf, errlen)))
         goto error;
     reports_load(nd);  /* the ends an earlier life did not have acknowledged */
     spool_recover(nd); /* what it left running: adopted, reported, or killed */
@@ -170,6 +172,7 @@ void noded_destroy(struct noded *nd)
     bcast_teardown(nd);
     job_table_destroy(nd);
     step_teardown(nd);
+    containment_close(nd);
     spool_close(nd);
     if (nd->loop)
         for (int i = 0; i < 3; i++) /* deliver what the auth threads posted */

@@ -32,6 +32,8 @@ struct hashmap;
 struct cred_key;
 struct cred_replay;
 struct revoked;
+struct cgroup_root;
+struct reap;
 struct rusage;
 struct stepstatus_usage;
 
@@ -137,6 +139,9 @@ struct noded {
     /* file broadcasts (noded/bcast.c) */
     struct bcast_writer *bcast_writers; /* children writing a block now */
     unsigned bcast_nwriters;
+    /* job containers (noded/containment.c; NULL with proctrack/pgid) */
+    struct cgroup_root *cgroups;
+    struct reap *reaps; /* killed containers waiting to be empty */
 };
 
 struct noded_options {

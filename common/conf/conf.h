@@ -91,6 +91,8 @@ struct conf {
     char *select_type;
     char *scheduler_type;
     char *priority_type;     /* PriorityType=: the order of the queue (priority/pbs) */
+    char *proctrack_type;    /* ProctrackType=: proctrack/pgid (process groups) or
+                              * proctrack/cgroup (noded/cgroup.h) */
     char *scheduler_parameters;
     char *submit_filters;    /* SubmitFilters=: absolute paths, comma-separated (NULL: none) */
     char *activation_filters;

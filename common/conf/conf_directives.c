@@ -39,6 +39,7 @@ static int check_slurm_user(struct conf_parse *p, const char *v);
 static int check_noded_user(struct conf_parse *p, const char *v);
 static int check_scheduler_type(struct conf_parse *p, const char *v);
 static int check_priority_type(struct conf_parse *p, const char *v);
+static int check_proctrack_type(struct conf_parse *p, const char *v);
 static int check_select_type(struct conf_parse *p, const char *v);
 static int check_scheduler_parameters(struct conf_parse *p, const char *v);
 static int check_resources_max(struct conf_parse *p, const char *v);
@@ -86,6 +87,8 @@ static const struct directive directives[] = {
     {"PluginDir", DT_PATH, OFF(plugin_dir), 0, 0, TESSERA_PLUGIN_DIR, NULL},
     {"PolicyFile", DT_PATH, OFF(policy_file), 0, 0, NULL, NULL},
     {"PriorityType", DT_STRING, OFF(priority_type), 0, 0, "priority/pbs", check_priority_type},
+    {"ProctrackType", DT_STRING, OFF(proctrack_type), 0, 0, "proctrack/pgid",
+     check_proctrack_type},
     {"ResourceGroupFile", DT_PATH, OFF(resource_group_file), 0, 0, NULL, NULL},
     {"ResourcesAvailable", DT_STRING, OFF(resources_available), 0, 0, NULL,
      check_resources_available},
@@ -339,6 +342,14 @@ static int check_priority_type(struct conf_parse *p, const char *v)
 {
     if (strncmp(v, "priority/", 9) != 0 || !conf_valid_name(v + 9))
         return conf_fail(p, "PriorityType must be priority/NAME, not '%s'", v);
+    return TS_OK;
+}
+
+static int check_proctrack_type(struct conf_parse *p, const char *v)
+{
+    if (strcmp(v, "proctrack/pgid") != 0 && strcmp(v, "proctrack/cgroup") != 0)
+        return conf_fail(p, "ProctrackType must be proctrack/pgid or proctrack/cgroup, not '%s'",
+                         v);
     return TS_OK;
 }
 

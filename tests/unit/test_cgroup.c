@@ -24,7 +24,7 @@
 
 struct fixture {
     char mount[1024];
-    char node[64];
+    char cluster[64];
     struct cgroup_root *root;
 };
 
@@ -35,8 +35,8 @@ static int setup(void **state)
     memset(&f, 0, sizeof(f));
     if (geteuid() != 0 || cgroup_v2_mount(f.mount, sizeof(f.mount)) != TS_OK)
         return 0; /* each test skips */
-    snprintf(f.node, sizeof(f.node), "unit-%ld", (long)getpid());
-    int err = cgroup_root_open(f.mount, f.node, &f.root, why, sizeof(why));
+    snprintf(f.cluster, sizeof(f.cluster), "unit-%ld", (long)getpid());
+    int err = cgroup_root_open(f.mount, f.cluster, "n1", &f.root, why, sizeof(why));
     if (err)
         fail_msg("cgroup_root_open: %s (%s)", ts_strerror(err), why);
     *state = &f;
@@ -50,7 +50,9 @@ static int teardown(void **state)
         return 0;
     cgroup_root_close(f->root);
     char path[1200];
-    snprintf(path, sizeof(path), "%s/tessera/%s", f->mount, f->node);
+    snprintf(path, sizeof(path), "%s/tessera/%s/n1", f->mount, f->cluster);
+    rmdir(path);
+    snprintf(path, sizeof(path), "%s/tessera/%s", f->mount, f->cluster);
     rmdir(path);
     snprintf(path, sizeof(path), "%s/tessera", f->mount);
     rmdir(path); /* fails while another node's folder is there: that is theirs */
@@ -153,18 +155,18 @@ static void test_foreign_folder_refused(void **state)
 {
     struct fixture *f = need(state);
     char path[1200], why[256];
-    snprintf(path, sizeof(path), "%s/tessera/%s", f->mount, f->node);
+    snprintf(path, sizeof(path), "%s/tessera/%s/n1", f->mount, f->cluster);
     assert_int_equal(chown(path, 65534, 65534), 0);
     struct cgroup_root *r = NULL;
-    assert_int_equal(cgroup_root_open(f->mount, f->node, &r, why, sizeof(why)), TS_EPERM);
+    assert_int_equal(cgroup_root_open(f->mount, f->cluster, "n1", &r, why, sizeof(why)), TS_EPERM);
     assert_null(r);
     assert_non_null(strstr(why, "65534"));
     assert_int_equal(chown(path, 0, 0), 0);
-    assert_int_equal(cgroup_root_open(f->mount, f->node, &r, why, sizeof(why)), TS_OK);
+    assert_int_equal(cgroup_root_open(f->mount, f->cluster, "n1", &r, why, sizeof(why)), TS_OK);
     cgroup_root_close(r);
     /* and a folder that is no cgroup2 filesystem is no place for jobs */
-    assert_int_equal(cgroup_root_open("/tmp", f->node, &r, why, sizeof(why)), TS_ENOENT);
-    assert_int_equal(cgroup_root_open(f->mount, "../x", &r, why, sizeof(why)), TS_EINVAL);
+    assert_int_equal(cgroup_root_open("/tmp", f->cluster, "n1", &r, why, sizeof(why)), TS_ENOENT);
+    assert_int_equal(cgroup_root_open(f->mount, f->cluster, "../x", &r, why, sizeof(why)), TS_EINVAL);
 }
 
 int main(void)

@@ -51,6 +51,7 @@ static void test_defaults(void **state)
     assert_int_equal(c->slurm_user_uid, 0);
     assert_string_equal(c->scheduler_type, "sched/backfill");
     assert_string_equal(c->select_type, "select/consumable");
+    assert_string_equal(c->proctrack_type, "proctrack/pgid");
     assert_string_equal(c->noded_user, "root");
     assert_int_equal(c->noded_user_uid, 0);
     assert_null(c->scheduler_parameters);
@@ -257,6 +258,9 @@ static void test_errors_with_lines(void **state)
                 "t.conf:1: SlurmUser 'no_such_user_here': no such user");
     parse_fails("SchedulerType=backfill\n",
                 "t.conf:1: SchedulerType must be sched/NAME, not 'backfill'");
+    parse_fails("ProctrackType=proctrack/linuxproc\n",
+                "t.conf:1: ProctrackType must be proctrack/pgid or proctrack/cgroup, not "
+                "'proctrack/linuxproc'");
     parse_fails("SchedulerParameters=bf_window=0\n",
                 "t.conf:1: SchedulerParameters: bf_window needs a number from 1 to 43200");
     parse_fails("SchedulerParameters=bf_mode=sometimes\n",
