@@ -93,6 +93,13 @@ int containment_job_enter(struct noded *nd, uint32_t job_id, pid_t pid)
 {
     if (!nd->cgroups)
         return TS_OK;
+    /* the job runs here again (a new step of its allocation): its container stays */
+    for (struct reap *r = nd->reaps; r; r = r->next)
+        if (r->job_id == job_id) {
+            loop_timer_cancel(nd->loop, r->timer);
+            reap_unlink(nd, r);
+            break;
+        }
     int err = cgroup_job_create(nd->cgroups, job_id);
     return err ? err : cgroup_job_attach(nd->cgroups, job_id, pid);
 }

@@ -1,6 +1,6 @@
 /* The node daemon's job containers (ProctrackType=proctrack/cgroup; docs/containment.md):
- * a batch script's waiter is placed in its job's cgroup before the script starts, so all
- * the script starts, detached or not, is in it; when the job has nothing left here its
+ * a batch script's waiter and every step daemon are placed in their job's cgroup before
+ * they start user code, so all the job starts on the node, detached or not, is in it; when the job has nothing left here its
  * cgroup is killed and removed. With proctrack/pgid (the default) all of this does
  * nothing and process groups are what is tracked. */
 #ifndef TESSERA_NODED_CONTAINMENT_H
@@ -17,7 +17,8 @@ struct noded;
 int containment_open(struct noded *nd, char *errbuf, size_t errlen);
 /* Killed what is still pending removal, and the folder closed. */
 void containment_close(struct noded *nd);
-/* pid (and what it will start) into the job's container, made when missing. */
+/* pid (and what it will start) into the job's container, made when missing (a removal
+ * still pending for it is called off). */
 int containment_job_enter(struct noded *nd, uint32_t job_id, pid_t pid);
 /* The job has nothing left here: whatever is still in its container is killed, and the
  * container removed once empty (retried a while; a line in the log when it stays). */

@@ -24,6 +24,7 @@
  * checking that the process is still the one recorded; the step daemon writes how its
  * tasks ended there.
  */
+#include "noded/containment.h"
 #include "noded/noded.h"
 #include "noded/procinfo.h"
 #include "noded/revoked.h"
@@ -359,6 +360,15 @@ static int start_stepd(struct noded *nd, struct nd_step *s, const Tessera__StepL
     }
     s->pid = pid;
     s->start = procinfo_start_time(pid);
+    /* in the job's container before it reads its launch: its tasks start inside */
+    if (containment_job_enter(nd, s->job->id, pid) != TS_OK) {
+        int enter_errno = errno;
+        kill(pid, SIGKILL); /* unwatched: reaped as an orphan */
+        close(fds[1]);
+        snprintf(errbuf, errlen, "cannot place the step in its job's container: %s",
+                 strerror(enter_errno));
+        return TS_ESYS;
+    }
     /* watched in the same iteration as the fork: its exit cannot be reaped unwatched */
     if (loop_child_watch(nd->loop, pid, stepd_exited, s) != TS_OK) {
         kill(pid, SIGKILL);

@@ -1,6 +1,7 @@
 /* Job containers (ProctrackType=proctrack/cgroup, docs/containment.md): what a batch
  * script starts is in its job's cgroup, however it detaches, and goes when the job ends,
- * be it by the script's end or by scancel; the job's cgroup goes too. Skipped where no
+ * be it by the script's end or by scancel; a step's tasks are in it too; the job's
+ * cgroup goes when the job ends. Skipped where no
  * cgroup2 filesystem is mounted. Each job's stray process sleeps a time of its own, so
  * that pgrep finds exactly it. */
 #include "cluster.h"
@@ -112,11 +113,30 @@ static void test_double_fork_ends_with_cancel(void **state)
     expect_no_container(id);
 }
 
+/* A step's tasks run in their job's cgroup too (their step daemon is placed there before
+ * it reads its launch), so what they leave detached ends with the job. */
+static void test_step_in_job_container(void **state)
+{
+    (void)state;
+    need_cgroups();
+    char srun[600], where[600], script[1600];
+    snprintf(srun, sizeof(srun), "%s/srun", TESSERA_BIN_DIR);
+    snprintf(where, sizeof(where), "%s/step-cgroup", outdir);
+    snprintf(script, sizeof(script), "%s -n1 sh -c 'cat /proc/self/cgroup > %s'", srun, where);
+    unsigned id = SUBMIT("--wrap", script);
+    wait_for(id, "%T", "COMPLETED\n", 30);
+    char want[64];
+    snprintf(want, sizeof(want), "/tessera/itest/n1/job_%u\n", id);
+    free(file_with(where, want, 10));
+    expect_no_container(id);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_detached_ends_with_job),
         cmocka_unit_test(test_double_fork_ends_with_cancel),
+        cmocka_unit_test(test_step_in_job_container),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
