@@ -278,4 +278,10 @@ void job_alloc_housekeeping(struct ctld *c, time_t now);
 /* The default priority of a new component (FIFO by id, shifted by nice). */
 uint32_t job_default_priority(const Tessera__JobRecord *rec);
 
+/* What all of the job's components hold on node (ctld/job_run.c): their memory summed,
+ * their CPU indices united into *cpu_ids (malloc'd, "" for none). The node daemon limits
+ * the job's container to this (docs/containment.md §3). */
+int job_node_share(const struct job *leader, const char *node, uint64_t *mem_mb,
+                   char **cpu_ids);
+
 #endif

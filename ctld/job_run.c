@@ -23,6 +23,7 @@
 #include "common/rpc/rpc_peer.h"
 #include "common/sched/select.h"
 #include "common/text/hostlist.h"
+#include "common/text/idset.h"
 #include "common/util/errors.h"
 #include "common/util/log.h"
 #include "common/util/namecache.h"
@@ -132,6 +133,7 @@ static uint32_t end_reason(Tessera__JobState state)
     return state == TESSERA__JOB_STATE__JOB_NODE_FAIL ? JOB_REASON_NODE_FAIL
            : state == TESSERA__JOB_STATE__JOB_TIMEOUT ? JOB_REASON_TIME_LIMIT
            : state == TESSERA__JOB_STATE__JOB_FAILED  ? JOB_REASON_NON_ZERO_EXIT
+           : state == TESSERA__JOB_STATE__JOB_OUT_OF_MEMORY ? JOB_REASON_OUT_OF_MEMORY
                                                       : JOB_REASON_NONE;
 }
 
@@ -327,6 +329,10 @@ void job_batch_ended(struct ctld *c, const Tessera__JobCompleteRequest *msg)
         signal_unit(c, j, SIGTERM, 1, ALL_PROCESSES);
     Tessera__JobState state = ok ? TESSERA__JOB_STATE__JOB_COMPLETED
                                  : TESSERA__JOB_STATE__JOB_FAILED;
+    /* the kernel killed some of the script's processes for the job's memory limit: the
+     * job ran out of memory, whatever the script made of it (docs/containment.md §3) */
+    if (msg->batch && msg->usage && msg->usage->oom_kills)
+        state = TESSERA__JOB_STATE__JOB_OUT_OF_MEMORY;
     if (msg->batch && msg->launch_failure && *msg->launch_failure)
         end_launch_failed(c, j, state, status, msg->launch_failure);
     else
@@ -597,6 +603,42 @@ static int launch_paths(const Tessera__JobRecord *r, const char *uname,
     return err;
 }
 
+/* Add the CPU indices of text ("0-1,3") to ids. */
+static int add_ids(struct idset *ids, const char *text)
+{
+    struct idset *one = NULL;
+    if (!text || !*text)
+        return TS_OK;
+    int err = idset_parse(text, &one);
+    for (uint32_t id = err ? IDSET_INVALID : idset_first(one); !err && id != IDSET_INVALID;
+         id = idset_next(one, id))
+        err = idset_add(ids, id);
+    idset_destroy(one);
+    return err;
+}
+
+int job_node_share(const struct job *leader, const char *node, uint64_t *mem_mb,
+                   char **cpu_ids)
+{
+    *mem_mb = 0;
+    *cpu_ids = NULL;
+    struct idset *ids = idset_create();
+    int err = ids ? TS_OK : TS_ENOMEM;
+    for (size_t i = 0; !err && i < job_ncomponents(leader); i++) {
+        const Tessera__JobRecord *r = job_component(leader, i)->rec;
+        for (size_t k = 0; !err && k < r->n_allocs; k++) {
+            if (strcmp(r->allocs[k]->node, node) != 0)
+                continue;
+            *mem_mb += r->allocs[k]->mem_mb;
+            err = add_ids(ids, r->allocs[k]->cpu_ids);
+        }
+    }
+    if (!err && !(*cpu_ids = idset_format(ids)))
+        err = TS_ENOMEM;
+    idset_destroy(ids);
+    return err;
+}
+
 static int build_launch(struct ctld *c, struct job *leader, Tessera__BatchLaunchRequest *bl,
                         char *uname, size_t ulen, char ***env)
 {
@@ -626,7 +668,8 @@ static int build_launch(struct ctld *c, struct job *leader, Tessera__BatchLaunch
     bl->work_dir = d->work_dir;
     bl->append = d->open_mode && !strcmp(d->open_mode, "append");
     bl->login_env = jobenv_login_wanted(d);
-    return launch_paths(lr, uname, bl);
+    int err = job_node_share(leader, lr->batch_host, &bl->mem_mb, &bl->cpu_ids);
+    return err ? err : launch_paths(lr, uname, bl);
 }
 
 static void launch_after_commit(void *arg, int err)
@@ -655,7 +698,8 @@ static void launch_after_commit(void *arg, int err)
     struct node *n = node_find(c, j->rec->batch_host);
     struct rpc_peer *peer = n ? node_peer(c, n) : NULL;
     Tessera__BatchLaunchRequest bl = TESSERA__BATCH_LAUNCH_REQUEST__INIT;
-    bl.std_out = bl.std_err = bl.std_in = NULL; /* not protobuf's shared "": freed below */
+    bl.std_out = bl.std_err = bl.std_in = bl.cpu_ids = NULL; /* not protobuf's shared "":
+                                                               * freed below */
     char uname[256];
     char **env = NULL;
     int e = !peer ? TS_ENOMEM : build_launch(c, j, &bl, uname, sizeof(uname), &env);
@@ -673,6 +717,7 @@ static void launch_after_commit(void *arg, int err)
     free(bl.std_out);
     free(bl.std_err);
     free(bl.std_in);
+    free(bl.cpu_ids);
     jobenv_free(env);
 }
 

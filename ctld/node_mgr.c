@@ -21,6 +21,8 @@
 #include <string.h>
 #include <strings.h>
 
+#define NODE_REASON_FROM_DAEMON_MAX 256 /* what is kept of a daemon's reason to drain */
+
 /* ------------------------------------------------------------------------------------ */
 /* the table */
 
@@ -273,6 +275,22 @@ static size_t reconcile_listed(struct ctld *c, const struct node *n, const uint3
     return k;
 }
 
+static int update_one(struct ctld *c, struct node *n, const char *state, const char *reason,
+                      uid_t uid, time_t now);
+
+/* The daemon cannot run jobs (it cannot contain them): drained with its reason, as an
+ * administrator would, so that it stays drained until one resumes it. */
+static void drain_for_daemon(struct ctld *c, struct node *n, const char *why, time_t now)
+{
+    char reason[NODE_REASON_FROM_DAEMON_MAX];
+    snprintf(reason, sizeof(reason), "%s", why); /* the daemon's words, bounded */
+    if (n->drain && n->reason && !strcmp(n->reason, reason))
+        return;
+    log_warn("node %s drained: %s", n->name, reason);
+    if (update_one(c, n, "drain", reason, 0, now) != TS_OK)
+        log_error("node %s: its drain could not be stored", n->name);
+}
+
 int node_register(struct ctld *c, const Tessera__NodeRegisterRequest *req,
                   Tessera__NodeRegisterResponse *resp, uint32_t **kill, char *errbuf,
                   size_t errlen)
@@ -301,6 +319,8 @@ int node_register(struct ctld *c, const Tessera__NodeRegisterRequest *req,
             set_reason(n, NULL, 0, 0);
         log_info("node %s is back", n->name);
     }
+    if (req->drain_reason && *req->drain_reason)
+        drain_for_daemon(c, n, req->drain_reason, now);
     reconcile_lost(c, n, req->running_jobs, req->n_running_jobs);
     step_node_registered(c, n->name, req->boot_time, req->running_jobs, req->n_running_jobs);
     *kill = calloc(req->n_running_jobs + 1, sizeof(**kill));

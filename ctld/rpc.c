@@ -86,7 +86,7 @@ static int entry_cmp(const void *a, const void *b)
 static void handle_show_config(struct rpc_request *req, const Tessera__Request *msg, void *arg)
 {
     struct ctld *c = arg;
-    struct entries e = {.cap = 64};
+    struct entries e = {.cap = conf_entry_count() + 4}; /* and the four added below */
     e.items = calloc(e.cap, sizeof(*e.items));
     e.ptrs = calloc(e.cap, sizeof(*e.ptrs));
     e.values = calloc(e.cap, sizeof(*e.values));

@@ -550,6 +550,10 @@ int step_create(struct ctld *c, const Tessera__StepCreateRequest *req, uid_t uid
     };
     if (!err)
         err = place_step(&in, &resp->layout, errbuf, errlen);
+    for (size_t m = 0; !err && m < resp->layout->n_nodes; m++) {
+        Tessera__StepLayoutNode *node = resp->layout->nodes[m];
+        err = job_node_share(leader, node->name, &node->job_mem_mb, &node->job_cpu_ids);
+    }
     if (!err)
         err = sign_layout(c, resp);
     /* the ids are taken and the records stored only once the step surely exists */
@@ -588,6 +592,8 @@ static Tessera__JobState settled_state(const Tessera__StepRecord *r)
     int ok = WIFEXITED(r->exit_code) && WEXITSTATUS(r->exit_code) == 0;
     if (r->cancelled || (r->ended_with_job && WIFSIGNALED(r->exit_code)))
         return TESSERA__JOB_STATE__JOB_CANCELLED;
+    if (r->usage && r->usage->oom_kills)
+        return TESSERA__JOB_STATE__JOB_OUT_OF_MEMORY;
     return ok ? TESSERA__JOB_STATE__JOB_COMPLETED : TESSERA__JOB_STATE__JOB_FAILED;
 }
 

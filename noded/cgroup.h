@@ -1,13 +1,13 @@
-/* Job containers on cgroup v2's core: a folder per job under a root-only hierarchy of the
- * node daemon's own (<cgroup2 mount>/tessera/<node>/job_<id>), into which a job's
- * processes are placed before they run user code, so that everything they start, however
- * it detaches (setsid, double forks), is found and killed with the job (cgroup.kill).
- * Needs no controller: this works where v2 is mounted without any (a v1 host's
- * /sys/fs/cgroup/unified) as well as on a v2-only host. Limits (memory, cpuset, pids)
- * are the controllers' part and come on top of this.
+/* One cgroup hierarchy as the node daemon uses it (docs/containment.md §1): a root-only
+ * folder of its own, <mount>/tessera/<cluster>/<node>, holding a folder per job and below
+ * it one per step (job_<id>/step_<name>), into which a job's processes are placed before
+ * they run user code. cgroup v2 has one such hierarchy; cgroup v1 one per controller
+ * (memory, cpuset, freezer, pids, cpuacct), each with the same layout. What the control
+ * files mean (limits, freezing, usage) is noded/container.c's part; this file only makes,
+ * reads, writes and removes folders and files safely.
  *
  * Every path is opened from the node folder's descriptor, one component at a time,
- * never following a link; job folders are named from numbers only. */
+ * never following a link; job and step folders are named from numbers only. */
 #ifndef TESSERA_NODED_CGROUP_H
 #define TESSERA_NODED_CGROUP_H
 
@@ -15,32 +15,73 @@
 #include <stdint.h>
 #include <sys/types.h>
 
-struct cgroup_root;
+enum cgroup_version { CGROUP_V1 = 1, CGROUP_V2 = 2 };
 
-/* The mount point of the cgroup2 filesystem from /proc/self/mounts (the first one) into
- * buf. TS_OK, TS_ENOENT when none is mounted, TS_ETOOBIG when buf is too small. */
-int cgroup_v2_mount(char *buf, size_t len);
+struct cgroup_tree;
 
-/* The node's folder <mount>/tessera/<cluster>/<node> (several clusters and node daemons
- * may share a machine), each level made (0755, root's) when missing and checked to be
- * root's and writable by nobody else. TS_EPERM (why says) when one is not; TS_ENOENT
- * when mount is no cgroup2 filesystem; TS_EINVAL for a name that is no path component;
- * TS_ESYS otherwise. */
-int cgroup_root_open(const char *mount, const char *cluster, const char *node,
-                     struct cgroup_root **out, char *why, size_t len);
-void cgroup_root_close(struct cgroup_root *r);
+/* The mount point of the cgroup2 filesystem (controller NULL) or of the cgroup v1
+ * hierarchy that carries controller (from /proc/self/mounts, the first one) into buf.
+ * TS_OK, TS_ENOENT when none is mounted, TS_ETOOBIG when buf is too small. */
+int cgroup_mount_find(enum cgroup_version v, const char *controller, char *buf, size_t len);
 
-/* A job's folder made (TS_OK also when it exists). */
-int cgroup_job_create(struct cgroup_root *r, uint32_t job_id);
-/* pid moved into the job's folder (it and its future children). */
-int cgroup_job_attach(struct cgroup_root *r, uint32_t job_id, pid_t pid);
-/* 1 when a process is in the job's folder, 0 when none (or no folder), < 0 on error. */
-int cgroup_job_populated(struct cgroup_root *r, uint32_t job_id);
-/* Every process in the job's folder killed (SIGKILL, by the kernel: none escapes by
- * forking meanwhile). TS_OK also when there is no folder. */
-int cgroup_job_kill(struct cgroup_root *r, uint32_t job_id);
-/* The job's folder removed: TS_OK also when missing, TS_ESYS (errno EBUSY) while
- * processes remain. */
-int cgroup_job_remove(struct cgroup_root *r, uint32_t job_id);
+/* The node's folder <mount>/tessera/<cluster>/<node> in the hierarchy at mount (several
+ * clusters and node daemons may share a machine), each level made (0755, root's) when
+ * missing and checked to be root's and writable by nobody else. In a v1 cpuset hierarchy
+ * each new level takes its parent's CPUs and memory nodes (v1 starts them empty).
+ * TS_EPERM (why says) when a level is not safe; TS_ENOENT when mount is no cgroup
+ * filesystem of version v; TS_EINVAL for a name that is no path component; TS_ESYS
+ * otherwise. */
+int cgroup_tree_open(const char *mount, enum cgroup_version v, const char *controller,
+                     const char *cluster, const char *node, struct cgroup_tree **out,
+                     char *why, size_t len);
+void cgroup_tree_close(struct cgroup_tree *t);
+enum cgroup_version cgroup_tree_version(const struct cgroup_tree *t);
+/* "memory", "cpuset", ... for a v1 hierarchy; NULL for v2. */
+const char *cgroup_tree_controller(const struct cgroup_tree *t);
+
+/* v2: controller enabled for the jobs' folders (each level's cgroup.subtree_control from
+ * the tessera folder down to the node's). TS_ENOENT when the hierarchy does not offer it
+ * (bound to v1, or not enabled above Tessera's folder). */
+int cgroup_tree_enable(struct cgroup_tree *t, const char *controller);
+
+/* A unit is a job's folder (step NULL) or a step's below it (step "batch", "3", "94.3":
+ * the folder is step_<step>). */
+
+/* The unit made with the job's folder above it (TS_OK also when they exist); *job_made
+ * (may be NULL) says whether the job's folder is new, i.e. its limits are still to be
+ * written. v2: the controllers enabled on the tree are enabled below the job too. */
+int cgroup_unit_make(struct cgroup_tree *t, uint32_t job_id, const char *step, int *job_made);
+/* pid moved into the unit (it and its future children). */
+int cgroup_unit_attach(struct cgroup_tree *t, uint32_t job_id, const char *step, pid_t pid);
+/* text written to the unit's control file. TS_ENOENT when the unit or file is missing. */
+int cgroup_unit_write(struct cgroup_tree *t, uint32_t job_id, const char *step,
+                      const char *file, const char *text);
+/* The unit's control file into buf (always terminated; one bounded read). */
+int cgroup_unit_read(struct cgroup_tree *t, uint32_t job_id, const char *step,
+                     const char *file, char *buf, size_t len);
+/* "key value" lines of a control file (memory.events, cpu.stat): the value of key. */
+int cgroup_unit_read_key(struct cgroup_tree *t, uint32_t job_id, const char *step,
+                         const char *file, const char *key, uint64_t *value);
+/* A control file holding one number. */
+int cgroup_unit_read_u64(struct cgroup_tree *t, uint32_t job_id, const char *step,
+                         const char *file, uint64_t *value);
+/* The processes in the unit itself (not below), at most max of them. */
+int cgroup_unit_procs(struct cgroup_tree *t, uint32_t job_id, const char *step, pid_t *pids,
+                      size_t max, size_t *n);
+/* 1 when a process is in the unit or below it, 0 when none (or no unit), < 0 on error. */
+int cgroup_unit_populated(struct cgroup_tree *t, uint32_t job_id, const char *step);
+/* The unit removed, a job's with its steps' folders: TS_OK also when missing, TS_ESYS
+ * (errno EBUSY) while processes remain. */
+int cgroup_unit_remove(struct cgroup_tree *t, uint32_t job_id, const char *step);
+
+/* Steps of one job a node daemon acts on at once (listing, killing, removing): a job
+ * with more concurrent steps on one node is cleaned up over several passes. */
+#define CGROUP_STEPS_MAX 512
+
+/* The steps' names below a job (at most max, each at most 32 bytes), for acting on each. */
+int cgroup_job_steps(struct cgroup_tree *t, uint32_t job_id, char (*names)[32], size_t max,
+                     size_t *n);
+/* The jobs that have a folder (at most max). */
+int cgroup_tree_jobs(struct cgroup_tree *t, uint32_t *ids, size_t max, size_t *n);
 
 #endif

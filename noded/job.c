@@ -22,6 +22,7 @@
 #include "noded/procinfo.h"
 #include "noded/spool.h"
 #include "noded/stepstatus.h"
+#include "noded/userfile.h"
 
 #include "common/conf/conf.h"
 #include "common/net/loop.h"
@@ -33,6 +34,7 @@
 
 #include <errno.h>
 #include <fcntl.h>
+#include <inttypes.h>
 #include <grp.h>
 #include <pwd.h>
 #include <signal.h>
@@ -54,14 +56,22 @@ int job_table_create(struct noded *nd)
     return nd->jobs ? TS_OK : TS_ENOMEM;
 }
 
+static void job_release(struct noded *nd, struct nd_job *j)
+{
+    deadline_cancel(nd->loop, &j->kill_after);
+    loop_timer_cancel(nd->loop, j->poll_timer);
+    free(j->user_name);
+    free(j->work_dir);
+    free(j->err_path);
+    free(j);
+}
+
 /* Forget a job with nothing left running here. */
 static void job_free(struct noded *nd, struct nd_job *j)
 {
     containment_job_end(nd, j->id); /* what it left detached here goes with it */
-    deadline_cancel(nd->loop, &j->kill_after);
-    loop_timer_cancel(nd->loop, j->poll_timer);
     hashmap_del_u32(nd->jobs, j->id);
-    free(j);
+    job_release(nd, j);
 }
 
 void job_table_destroy(struct noded *nd)
@@ -72,8 +82,6 @@ void job_table_destroy(struct noded *nd)
     void *value;
     while (nd->jobs && hashmap_next(nd->jobs, &cursor, NULL, NULL, &value)) {
         struct nd_job *j = value;
-        deadline_cancel(nd->loop, &j->kill_after);
-        loop_timer_cancel(nd->loop, j->poll_timer);
         while (j->steps) {
             struct nd_step *s = j->steps;
             j->steps = s->next;
@@ -82,7 +90,7 @@ void job_table_destroy(struct noded *nd)
                 close(s->ctl_fd);
             free(s);
         }
-        free(j);
+        job_release(nd, j);
     }
     hashmap_destroy(nd->jobs);
     nd->jobs = NULL;
@@ -393,6 +401,24 @@ static void log_end(uint32_t job_id, int status, const char *when)
              WIFSIGNALED(status) ? WTERMSIG(status) : WEXITSTATUS(status));
 }
 
+/* The kernel killed processes of the script for the job's memory limit: say so where
+ * its errors go, as Slurm does. */
+static void tell_oom(struct noded *nd, struct nd_job *j, uint64_t kills)
+{
+    log_info("job %u: %" PRIu64 " process%s killed for the memory limit", j->id, kills,
+             kills == 1 ? "" : "es");
+    if (!j->err_path)
+        return;
+    char line[256];
+    snprintf(line, sizeof(line),
+             "slurmstepd: error: Detected %" PRIu64 " oom_kill event%s in StepId=%u.batch. "
+             "Some of the step tasks have been OOM Killed.\n",
+             kills, kills == 1 ? "" : "s", j->id);
+    struct userfile_owner owner = {j->uid, j->gid, j->user_name, j->work_dir};
+    if (userfile_append(nd, &owner, j->err_path, line) != TS_OK)
+        log_warn("job %u: cannot tell its error file about the OOM kill", j->id);
+}
+
 /* The waiter of j is gone (fallback: its own status, ru: its usage, when it was our
  * child): report the script's end. Steps of the job go on until the controller ends them. */
 static void batch_ended(struct noded *nd, struct nd_job *j, int fallback, const struct rusage *ru)
@@ -404,6 +430,10 @@ static void batch_ended(struct noded *nd, struct nd_job *j, int fallback, const 
         stepstatus_usage_add(&st.usage, ru, 0);
         st.has_usage = 1;
     }
+    /* what the script left anywhere ends with it, and its container's figures count */
+    containment_unit_end(nd, j->id, NULL, &st.usage, &st.has_usage);
+    if (st.usage.oom_kills)
+        tell_oom(nd, j, st.usage.oom_kills);
     log_end(j->id, st.status, "");
     step_revoke(nd, j->id); /* the script's end is the job's */
     report_batch_end(nd, j->id, st.status, st.has_usage ? &st.usage : NULL, why);
@@ -438,7 +468,7 @@ static void waiter_exited(struct loop *loop, pid_t pid, int status, const struct
 static void launch_failed(struct noded *nd, struct nd_job *j)
 {
     spool_job_forget(nd, j->id);
-    free(j);
+    job_release(nd, j);
 }
 
 /* What plan_exec() and spool_record_make() took. */
@@ -485,8 +515,10 @@ static int fork_waiter(struct noded *nd, struct nd_job *j, struct exec_plan *pla
     j->pid = pid;
     j->start = procinfo_start_time(pid);
     int err = loop_child_watch(nd->loop, pid, waiter_exited, nd);
-    if (!err && (err = containment_job_enter(nd, j->id, pid)))
-        snprintf(errbuf, errlen, "cannot place the job in its container: %s", strerror(errno));
+    struct containment_alloc alloc = {.mem_mb = plan->req->mem_mb, .cpu_ids = plan->req->cpu_ids};
+    if (!err && (err = containment_enter(nd, j->id, NULL, pid, &alloc)))
+        snprintf(errbuf, errlen, "cannot place the job in its container: %s",
+                 err == TS_ESYS ? strerror(errno) : ts_strerror(err));
     if (!err)
         err = hashmap_put_u32(nd->jobs, j->id, j);
     if (!err && (err = record_and_go(j, plan->record_fd, go[1])))
@@ -523,6 +555,15 @@ int job_launch_batch(struct noded *nd, const Tessera__BatchLaunchRequest *req, c
     j->id = req->job_id;
     j->nd = nd;
     j->batch = 1;
+    j->uid = (uid_t)req->uid;
+    j->gid = (gid_t)req->gid;
+    const char *err_path = req->std_err && *req->std_err ? req->std_err : req->std_out;
+    if (!(j->user_name = strdup(req->user_name ? req->user_name : "")) ||
+        !(j->work_dir = strdup(req->work_dir ? req->work_dir : "/")) ||
+        !(j->err_path = strdup(err_path ? err_path : ""))) {
+        launch_failed(nd, j);
+        return TS_ENOMEM;
+    }
     char script[700], name[32];
     struct exec_plan plan = {.record_fd = -1};
     int err = spool_script_write(nd, j->id, req->script ? req->script : "", req->uid, req->gid,
@@ -666,11 +707,17 @@ int job_signal(struct noded *nd, uint32_t job_id, int signo, int terminate, unsi
     if (!j)
         return TS_OK; /* nothing of it runs here */
     if (!terminate) {
-        signal_scope(nd, j, signo, scope);
+        /* suspend and resume freeze and thaw the whole job where it is contained: what
+         * left its process groups stops too, and nothing runs between the signals */
+        int whole = scope == TESSERA__JOB_SIGNAL_SCOPE__JOB_SIGNAL_ALL;
+        if (!(whole && (signo == SIGSTOP || signo == SIGCONT) &&
+              containment_freeze(nd, job_id, signo == SIGSTOP) == TS_OK))
+            signal_scope(nd, j, signo, scope);
         return TS_OK;
     }
     if (!j->terminating) {
         j->terminating = 1;
+        containment_freeze(nd, job_id, 0); /* a suspended job must be able to end */
         signal_batch(j, SIGCONT); /* a suspended job must be able to act on SIGTERM */
         signal_batch(j, SIGTERM);
     }

@@ -104,6 +104,7 @@ static void link_register(struct noded *nd)
     reg.features = nd->node->features;
     reg.boot_time = (int64_t)nd->boot_time;
     reg.version = (char *)TESSERA_VERSION;
+    reg.drain_reason = nd->contain_failure;
     uint32_t *ids = NULL;
     reg.n_running_jobs = job_running_ids(nd, &ids);
     reg.running_jobs = ids;

@@ -124,11 +124,12 @@ int noded_create(const struct noded_options *opts, struct noded **out, char *err
     loop_set_orphan_cb(nd->loop, on_orphan, nd);
     signal(SIGPIPE, SIG_IGN);
     signal(SIGHUP, SIG_IGN);
-    if ((err = spool_open(nd, errbuf, errlen)) || (err = step_setup(nd, errbuf, errlen)) ||
-        (err = containment_open(nd, errbuf, errlen)))
+    if ((err = spool_open(nd, errbuf, errlen)) || (err = step_setup(nd, errbuf, errlen)))
         goto error;
+    containment_open(nd); /* a failure drains the node, and the daemon goes on */
     reports_load(nd);  /* the ends an earlier life did not have acknowledged */
     spool_recover(nd); /* what it left running: adopted, reported, or killed */
+    containment_reclaim(nd); /* and what outlived it in containers */
     if ((err = start_server(nd, errbuf, errlen)))
         goto error;
     if ((err = link_start(nd)))

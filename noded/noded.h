@@ -32,8 +32,7 @@ struct hashmap;
 struct cred_key;
 struct cred_replay;
 struct revoked;
-struct cgroup_root;
-struct reap;
+struct containment;
 struct rusage;
 struct stepstatus_usage;
 
@@ -84,6 +83,11 @@ struct nd_job {
     struct deadline kill_after;
     struct loop_timer *poll_timer; /* adopted: is the waiter still there? */
     struct nd_step *steps;
+    /* the batch script's owner and error file, for a notice the daemon adds to it (the
+     * OOM line); NULL for an adopted script */
+    uid_t uid;
+    gid_t gid;
+    char *user_name, *work_dir, *err_path;
 };
 
 /* An end waiting for the controller's acknowledgement: a job's (batch script, or all its
@@ -140,8 +144,8 @@ struct noded {
     struct bcast_writer *bcast_writers; /* children writing a block now */
     unsigned bcast_nwriters;
     /* job containers (noded/containment.c; NULL with proctrack/pgid) */
-    struct cgroup_root *cgroups;
-    struct reap *reaps; /* killed containers waiting to be empty */
+    struct containment *containment;
+    char contain_failure[640]; /* why jobs cannot be contained; "": they can (or need not) */
 };
 
 struct noded_options {

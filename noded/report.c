@@ -242,6 +242,7 @@ static struct nd_report *report_new(struct noded *nd, int is_step,
         r->usage.sys_usec = u->sys_usec;
         r->usage.max_rss_kb = u->max_rss_kb;
         r->usage.max_rss_task = u->max_rss_task;
+        r->usage.oom_kills = u->oom_kills;
         if (!(r->usage.max_rss_node = strdup(nd->name))) {
             report_free(r);
             return NULL;
@@ -314,7 +315,8 @@ void report_step_end(struct noded *nd, const struct nd_step_id *id, int status,
 static void usage_of(const Tessera__AcctUsage *a, struct stepstatus_usage *u)
 {
     *u = (struct stepstatus_usage){.user_usec = a->user_usec, .sys_usec = a->sys_usec,
-                                   .max_rss_kb = a->max_rss_kb, .max_rss_task = a->max_rss_task};
+                                   .max_rss_kb = a->max_rss_kb, .max_rss_task = a->max_rss_task,
+                                   .oom_kills = a->oom_kills};
 }
 
 /* A report as its file kept it (the same number, end time and contents). */

@@ -243,6 +243,8 @@ static void stepd_exited(struct loop *loop, pid_t pid, int status, const struct 
     kill(-pid, SIGKILL); /* what the step left in its group ends with it */
     struct stepstatus st;
     read_status(nd, s, status, &st);
+    /* and what it left anywhere else, with what its container measured */
+    containment_unit_end(nd, j->id, &s->id, &st.usage, &st.has_usage);
     int worst = st.status;
     log_info("step %u.%u: ended (%s %d)", nd_step_shown_id(&s->id), s->id.step_id,
              WIFSIGNALED(worst) ? "signal" : "exit",
@@ -329,7 +331,8 @@ __attribute__((noreturn)) static void stepd_child(const struct stepd_argv *a, in
 }
 
 static int start_stepd(struct noded *nd, struct nd_step *s, const Tessera__StepLaunchRequest *req,
-                       int recfd, char *errbuf, size_t errlen)
+                       const Tessera__StepLayoutNode *here, int recfd, char *errbuf,
+                       size_t errlen)
 {
     struct stepd_argv a;
     int err = stepd_args(nd, s, &a);
@@ -360,14 +363,16 @@ static int start_stepd(struct noded *nd, struct nd_step *s, const Tessera__StepL
     }
     s->pid = pid;
     s->start = procinfo_start_time(pid);
-    /* in the job's container before it reads its launch: its tasks start inside */
-    if (containment_job_enter(nd, s->job->id, pid) != TS_OK) {
+    /* in the step's container before it reads its launch: its tasks start inside, under
+     * the job's limits (from the signed layout) */
+    struct containment_alloc alloc = {.mem_mb = here->job_mem_mb, .cpu_ids = here->job_cpu_ids};
+    if ((err = containment_enter(nd, s->job->id, &s->id, pid, &alloc)) != TS_OK) {
         int enter_errno = errno;
         kill(pid, SIGKILL); /* unwatched: reaped as an orphan */
         close(fds[1]);
-        snprintf(errbuf, errlen, "cannot place the step in its job's container: %s",
-                 strerror(enter_errno));
-        return TS_ESYS;
+        snprintf(errbuf, errlen, "cannot place the step in its container: %s",
+                 err == TS_ESYS ? strerror(enter_errno) : ts_strerror(err));
+        return err;
     }
     /* watched in the same iteration as the fork: its exit cannot be reaped unwatched */
     if (loop_child_watch(nd->loop, pid, stepd_exited, s) != TS_OK) {
@@ -431,7 +436,7 @@ int step_launch(struct noded *nd, const Tessera__StepLaunchRequest *req, uid_t u
     }
     int recfd = -1;
     if (!err && !(err = make_record(nd, s, &recfd, errbuf, errlen))) {
-        err = start_stepd(nd, s, req, recfd, errbuf, errlen);
+        err = start_stepd(nd, s, req, l->nodes[node_index(l, nd->name)], recfd, errbuf, errlen);
         close(recfd);
     }
     if (err) {

@@ -27,6 +27,8 @@ struct stepstatus_usage {
     uint64_t max_rss_kb;       /* the largest resident set of any one task */
     uint32_t max_rss_task;     /* that task's rank */
     uint32_t ntasks;           /* tasks counted */
+    uint64_t oom_kills;        /* processes killed for the memory limit (the container's
+                                * count; not in the status file) */
 };
 
 struct stepstatus {

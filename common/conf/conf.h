@@ -92,7 +92,13 @@ struct conf {
     char *scheduler_type;
     char *priority_type;     /* PriorityType=: the order of the queue (priority/pbs) */
     char *proctrack_type;    /* ProctrackType=: proctrack/pgid (process groups) or
-                              * proctrack/cgroup (noded/cgroup.h) */
+                              * proctrack/cgroup (docs/containment.md) */
+    char *cgroup_plugin;     /* CgroupPlugin=: autodetect, cgroup/v1, cgroup/v2 or none */
+    int constrain_ram_space; /* ConstrainRAMSpace=: a job's memory is its allocation's */
+    int constrain_cores;     /* ConstrainCores=: a job runs on its allocated CPUs only */
+    uint32_t allowed_ram_space;  /* AllowedRAMSpace=: percent of the allocation (100) */
+    uint32_t allowed_swap_space; /* AllowedSwapSpace=: swap, percent of it (0) */
+    uint32_t allowed_processes;  /* AllowedProcesses=: pids.max of a job's folder; 0: none */
     char *scheduler_parameters;
     char *submit_filters;    /* SubmitFilters=: absolute paths, comma-separated (NULL: none) */
     char *activation_filters;
@@ -194,6 +200,8 @@ int conf_sched_param(const struct conf *conf, const char *key, const char **valu
  * alphabetical order of keys. Values are formatted back to text (defaults included); a
  * value is valid only during its callback. */
 typedef void (*conf_entry_cb)(void *arg, const char *key, const char *value);
+/* How many entries conf_foreach_entry lists. */
+size_t conf_entry_count(void);
 void conf_foreach_entry(const struct conf *conf, conf_entry_cb cb, void *arg);
 
 #endif

@@ -22,6 +22,7 @@ enum dir_type {
     DT_SECONDS,  /* unsigned seconds within [min, max] */
     DT_UINT,     /* unsigned number within [min, max] */
     DT_LOGLEVEL, /* a log level name */
+    DT_BOOL,     /* yes/no, true/false, 1/0 (an int) */
 };
 
 struct directive {
@@ -40,6 +41,7 @@ static int check_noded_user(struct conf_parse *p, const char *v);
 static int check_scheduler_type(struct conf_parse *p, const char *v);
 static int check_priority_type(struct conf_parse *p, const char *v);
 static int check_proctrack_type(struct conf_parse *p, const char *v);
+static int check_cgroup_plugin(struct conf_parse *p, const char *v);
 static int check_select_type(struct conf_parse *p, const char *v);
 static int check_scheduler_parameters(struct conf_parse *p, const char *v);
 static int check_resources_max(struct conf_parse *p, const char *v);
@@ -50,9 +52,15 @@ static int check_resources_available(struct conf_parse *p, const char *v);
 static const struct directive directives[] = {
     {"AccountingRetention", DT_UINT, OFF(accounting_retention), 0, 1200, "0", NULL},
     {"ActivationFilters", DT_STRING, OFF(activation_filters), 0, 0, NULL, conf_check_filters},
+    {"AllowedProcesses", DT_UINT, OFF(allowed_processes), 0, 4000000000u, "0", NULL},
+    {"AllowedRAMSpace", DT_UINT, OFF(allowed_ram_space), 1, 10000, "100", NULL},
+    {"AllowedSwapSpace", DT_UINT, OFF(allowed_swap_space), 0, 10000, "0", NULL},
     {"AuthInfo", DT_STRING, OFF(auth_info), 0, 0, NULL, check_auth_info},
     {"AuthType", DT_STRING, OFF(auth_type), 0, 0, "auth/munge", check_auth_type},
+    {"CgroupPlugin", DT_STRING, OFF(cgroup_plugin), 0, 0, "autodetect", check_cgroup_plugin},
     {"ClusterName", DT_STRING, OFF(cluster_name), 0, 0, "tessera", NULL},
+    {"ConstrainCores", DT_BOOL, OFF(constrain_cores), 0, 0, "no", NULL},
+    {"ConstrainRAMSpace", DT_BOOL, OFF(constrain_ram_space), 0, 0, "no", NULL},
     {"CtldDebug", DT_LOGLEVEL, OFF(ctld_debug), 0, 0, "info", NULL},
     {"CtldHost", DT_STRING, OFF(ctld_host), 0, 0, "localhost", NULL},
     {"CtldLogFile", DT_PATH, OFF(ctld_log_file), 0, 0, NULL, NULL},
@@ -152,6 +160,10 @@ static int set_directive(struct conf_parse *p, const struct directive *d, const 
         if (conf_value_u32(value, 1, 65535, &u32))
             return conf_fail(p, "%s: invalid port '%s'", d->key, value);
         *(uint16_t *)(base + d->offset) = (uint16_t)u32;
+        break;
+    case DT_BOOL:
+        if (conf_value_bool(value, (int *)(base + d->offset)))
+            return conf_fail(p, "%s must be yes or no, not '%s'", d->key, value);
         break;
     case DT_SECONDS:
     case DT_UINT:
@@ -353,6 +365,15 @@ static int check_proctrack_type(struct conf_parse *p, const char *v)
     return TS_OK;
 }
 
+static int check_cgroup_plugin(struct conf_parse *p, const char *v)
+{
+    if (strcmp(v, "autodetect") != 0 && strcmp(v, "cgroup/v1") != 0 &&
+        strcmp(v, "cgroup/v2") != 0 && strcmp(v, "none") != 0)
+        return conf_fail(p, "CgroupPlugin must be autodetect, cgroup/v1, cgroup/v2 or none, "
+                            "not '%s'", v);
+    return TS_OK;
+}
+
 static int check_scheduler_type(struct conf_parse *p, const char *v)
 {
     if (strncmp(v, "sched/", 6) != 0 || !conf_valid_name(v + 6))
@@ -491,6 +512,11 @@ void conf_directives_free(struct conf *c)
     free_sched_params(c);
 }
 
+size_t conf_entry_count(void)
+{
+    return NDIRECTIVES;
+}
+
 void conf_foreach_entry(const struct conf *c, conf_entry_cb cb, void *arg)
 {
     const char *base = (const char *)c;
@@ -514,6 +540,9 @@ void conf_foreach_entry(const struct conf *c, conf_entry_cb cb, void *arg)
             break;
         case DT_UINT:
             snprintf(buf, sizeof(buf), "%u", *(const uint32_t *)(base + d->offset));
+            break;
+        case DT_BOOL:
+            value = *(const int *)(base + d->offset) ? "yes" : "no";
             break;
         }
         /* SchedulerParameters' value may be longer than buf: it is a string, passed as is */

@@ -16,7 +16,7 @@
 
 struct hashmap;
 
-#define CONF_MAX_DIRECTIVES 64 /* room in conf_parse.global_seen */
+#define CONF_MAX_DIRECTIVES 96 /* room in conf_parse.global_seen */
 
 /* ---- parser state ------------------------------------------------------------------- */
 

@@ -20,6 +20,7 @@ int acctusage_merge(Tessera__AcctUsage **into, const Tessera__AcctUsage *from)
     }
     u->user_usec += from->user_usec;
     u->sys_usec += from->sys_usec;
+    u->oom_kills += from->oom_kills;
     return TS_OK;
 }
 

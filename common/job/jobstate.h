@@ -42,7 +42,8 @@
     X(JOB_REASON_MAX_USER_RUNNING, 27, "MaxUserRunningLimit", 1)                         \
     X(JOB_REASON_MAX_GROUP_RUNNING, 28, "MaxGroupRunningLimit", 1)                       \
     X(JOB_REASON_RESOURCES_MAX, 29, "ResourcesMaxLimit", 1)                              \
-    X(JOB_REASON_RESOURCES_AVAILABLE, 30, "ResourcesAvailableLimit", 1)
+    X(JOB_REASON_RESOURCES_AVAILABLE, 30, "ResourcesAvailableLimit", 1)                  \
+    X(JOB_REASON_OUT_OF_MEMORY, 31, "OutOfMemory", 0)
 
 enum job_reason {
 #define JOB_REASON_ENUM(name, num, text, sched) name = num,

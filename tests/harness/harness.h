@@ -49,4 +49,8 @@ struct harness_munge {
 int harness_munge_start(struct harness_munge *m);
 void harness_munge_stop(struct harness_munge *m);
 
+/* Remove tessera/<cluster>/<node> and the levels above it, where empty, in every cgroup
+ * hierarchy mounted (v1 and v2): what a test's node daemons made (tests/harness/cgroupclean.c). */
+void harness_cgroup_cleanup(const char *cluster, const char *node);
+
 #endif

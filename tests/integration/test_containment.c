@@ -34,7 +34,7 @@ static char mount[1024];
 static int group_setup(void **state)
 {
     (void)state;
-    if (cgroup_v2_mount(mount, sizeof(mount)) != TS_OK)
+    if (cgroup_mount_find(CGROUP_V2, NULL, mount, sizeof(mount)) != TS_OK)
         return 0; /* the tests skip */
     if (harness_cluster_init(&cluster, NULL))
         return -1;
@@ -55,14 +55,7 @@ static int group_teardown(void **state)
     if (!mount[0])
         return 0;
     harness_cluster_fini(&cluster);
-    /* the node daemons' folders: empty once their jobs are gone */
-    char path[1200];
-    snprintf(path, sizeof(path), "%s/tessera/itest/n1", mount);
-    rmdir(path);
-    snprintf(path, sizeof(path), "%s/tessera/itest", mount);
-    rmdir(path);
-    snprintf(path, sizeof(path), "%s/tessera", mount);
-    rmdir(path);
+    harness_cgroup_cleanup("itest", "n1"); /* empty once their jobs are gone */
     return 0;
 }
 
@@ -113,8 +106,8 @@ static void test_double_fork_ends_with_cancel(void **state)
     expect_no_container(id);
 }
 
-/* A step's tasks run in their job's cgroup too (their step daemon is placed there before
- * it reads its launch), so what they leave detached ends with the job. */
+/* A step's tasks run in their step's cgroup below the job's (their step daemon is placed
+ * there before it reads its launch), so what they leave detached ends with the job. */
 static void test_step_in_job_container(void **state)
 {
     (void)state;
@@ -126,7 +119,7 @@ static void test_step_in_job_container(void **state)
     unsigned id = SUBMIT("--wrap", script);
     wait_for(id, "%T", "COMPLETED\n", 30);
     char want[64];
-    snprintf(want, sizeof(want), "/tessera/itest/n1/job_%u\n", id);
+    snprintf(want, sizeof(want), "/tessera/itest/n1/job_%u/step_0\n", id);
     free(file_with(where, want, 10));
     expect_no_container(id);
 }

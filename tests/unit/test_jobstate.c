@@ -128,12 +128,13 @@ static void test_reasons(void **state)
         {JOB_REASON_MAX_GROUP_RUNNING, "MaxGroupRunningLimit"},
         {JOB_REASON_RESOURCES_MAX, "ResourcesMaxLimit"},
         {JOB_REASON_RESOURCES_AVAILABLE, "ResourcesAvailableLimit"},
+        {JOB_REASON_OUT_OF_MEMORY, "OutOfMemory"},
     };
 
     (void)state;
     for (size_t i = 0; i < sizeof(reasons) / sizeof(reasons[0]); i++)
         assert_string_equal(jobreason_name(reasons[i].code), reasons[i].text);
-    assert_string_equal(jobreason_name(31), "Unknown");
+    assert_string_equal(jobreason_name(32), "Unknown");
     assert_string_equal(jobreason_name(UINT32_MAX), "Unknown");
     /* the reasons the scheduler decides every cycle keep a unit in its view */
     static const uint32_t sched[] = {JOB_REASON_NONE, JOB_REASON_PRIORITY, JOB_REASON_RESOURCES,
