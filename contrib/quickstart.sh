@@ -60,6 +60,12 @@ stop_all() {
   done
   for i in 1 2 3 4; do stop_pidfile "$qs/noded-n$i.pid"; done
   ((${#left[@]})) && { kill -9 "${left[@]}" 2>/dev/null || true; }
+  # The node daemons' cgroup folders (docs/containment.md), empty once their jobs are gone.
+  local dir
+  for dir in $(awk '$3 == "cgroup" || $3 == "cgroup2" {print $2}' /proc/self/mounts); do
+    for i in 1 2 3 4; do rmdir "$dir/tessera/quickstart/n$i" 2>/dev/null || true; done
+    rmdir "$dir/tessera/quickstart" "$dir/tessera" 2>/dev/null || true
+  done
   stop_pidfile "$qs/ctld.pid"
   stop_pidfile "$qs/munged.pid"
   echo "Stopped. State is kept in $qs (remove the folder to start afresh)."
@@ -91,6 +97,16 @@ if ! [[ -f $qs/munged.pid ]] || ! kill -0 "$(cat "$qs/munged.pid")" 2>/dev/null;
     --pid-file="$qs/munged.pid" --log-file="$qs/log/munged.log" --seed-file="$qs/munged.seed"
 fi
 
+# Jobs are contained in cgroups (docs/containment.md) when the daemons run as root on a
+# machine with a cgroup filesystem: a job gets the memory and CPUs it asked for, and
+# nothing it starts outlives it.
+containment=""
+if [[ $(id -u) == 0 ]] && grep -q ' cgroup2\? ' /proc/self/mounts; then
+  containment="ProctrackType=proctrack/cgroup
+ConstrainRAMSpace=yes
+ConstrainCores=yes"
+fi
+
 cat > "$qs/tessera.conf" <<CONF
 # Written by contrib/quickstart.sh
 ClusterName=quickstart
@@ -106,6 +122,7 @@ CtldPidFile=$qs/ctld.pid
 NodedLogFile=$qs/log/noded-%n.log
 NodedPidFile=$qs/noded-%n.pid
 PluginDir=$top/build/lib
+$containment
 NodeName=n[1-4] CPUs=4 RealMemory=4000 NodeAddr=127.0.0.1 Port=$((port + 10))-$((port + 13))
 PartitionName=debug Nodes=n[1-4] Default=YES MaxTime=UNLIMITED DefaultTime=60
 CONF
@@ -130,6 +147,10 @@ for _ in $(seq 100); do
   sleep 0.1
 done
 build/bin/sinfo
+if [[ -n $containment ]]; then
+  echo "Jobs run in cgroups (ProctrackType=proctrack/cgroup):"
+  grep -h 'jobs contained\|cannot contain' "$qs"/log/noded-n1.log | tail -1
+fi
 
 echo
 echo "A heterogeneous job of two components (4 tasks of 2 CPUs, then 2 tasks on 2 nodes):"

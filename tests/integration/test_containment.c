@@ -41,7 +41,8 @@ static int group_setup(void **state)
     char nodes[1024], extra[2048];
     harness_node_lines(&cluster, NODES, "CPUs=2 RealMemory=1000", nodes, sizeof(nodes));
     snprintf(extra, sizeof(extra),
-             "MinJobAge=600\nKillWait=1\nProctrackType=proctrack/cgroup\n%s"
+             "MinJobAge=600\nKillWait=1\nProctrackType=proctrack/cgroup\n"
+             "ConstrainRAMSpace=yes\nConstrainCores=yes\n%s"
              "PartitionName=debug Nodes=n1 Default=YES MaxTime=UNLIMITED\n",
              nodes);
     if (harness_cluster_write_conf(&cluster, extra))
@@ -124,12 +125,141 @@ static void test_step_in_job_container(void **state)
     expect_no_container(id);
 }
 
+/* A control file of the job's cgroup in the tracking (v2) hierarchy; malloc'd. */
+static char *job_control(unsigned id, const char *file)
+{
+    char path[1300];
+    snprintf(path, sizeof(path), "%s/tessera/itest/n1/job_%u/%s", mount, id, file);
+    return harness_read_file(path);
+}
+
+/* The job's CPU time so far (cpu.stat's usage_usec), as the kernel counts it. */
+static unsigned long long job_cpu_usec(unsigned id)
+{
+    char *text = job_control(id, "cpu.stat");
+    const char *p = text ? strstr(text, "usage_usec ") : NULL;
+    unsigned long long v = p ? strtoull(p + strlen("usage_usec "), NULL, 10) : 0;
+    free(text);
+    return v;
+}
+
+/* Until the job's cgroup says "frozen want" (10 s at most). */
+static void wait_frozen(unsigned id, int want)
+{
+    char line[16];
+    snprintf(line, sizeof(line), "frozen %d", want);
+    char *text = NULL;
+    for (int i = 0; i < 100; i++) {
+        free(text);
+        text = job_control(id, "cgroup.events");
+        if (text && strstr(text, line))
+            break;
+        usleep(100000);
+    }
+    if (!text || !strstr(text, line))
+        fail_msg("job %u never got '%s': %s", id, line, text ? text : "(no cgroup)");
+    free(text);
+}
+
+/* A job above its memory: the kernel kills the process, the job ends OUT_OF_MEMORY (even
+ * though its script went on and exited 0), and its error file says so in Slurm's words. */
+static void test_oom_ends_out_of_memory(void **state)
+{
+    (void)state;
+    need_cgroups();
+    /* tail keeps a line without newline whole: 300 MB of zeros is one such line */
+    unsigned id = SUBMIT("--mem=50M", "--wrap", "head -c 300m /dev/zero | tail; echo after");
+    wait_for(id, "%T %r", "OUT_OF_MEMORY OutOfMemory\n", 60);
+    char want[256];
+    snprintf(want, sizeof(want),
+             "slurmstepd: error: Detected 1 oom_kill event in StepId=%u.batch. "
+             "Some of the step tasks have been OOM Killed.\n", id);
+    free(output_with(id, want, 10));
+    free(output_with(id, "after\n", 1));
+    expect_no_container(id);
+}
+
+/* scontrol suspend freezes the whole job, also what left its process group: its CPU time
+ * stops; resume thaws it. */
+static void test_suspend_freezes(void **state)
+{
+    (void)state;
+    need_cgroups();
+    unsigned id = SUBMIT("--wrap", "setsid sh -c 'while :; do :; done' & sleep 300");
+    wait_for(id, "%T", "RUNNING\n", 30);
+    unsigned long long before = 0;
+    for (int i = 0; i < 100 && (before = job_cpu_usec(id)) < 100000; i++)
+        usleep(100000); /* until the loop has run a tenth of a second */
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", id);
+    struct result r = RUN("scontrol", "suspend", sid);
+    assert_int_equal(r.rc, 0);
+    result_free(&r);
+    wait_frozen(id, 1);
+    unsigned long long a = job_cpu_usec(id);
+    usleep(300000); /* a frozen job's time stands still: this wait is what is tested */
+    assert_true(job_cpu_usec(id) == a);
+    r = RUN("scontrol", "resume", sid);
+    assert_int_equal(r.rc, 0);
+    result_free(&r);
+    wait_frozen(id, 0);
+    for (int i = 0; i < 100 && job_cpu_usec(id) <= a; i++)
+        usleep(100000);
+    assert_true(job_cpu_usec(id) > a);
+    cancel_job(id);
+    wait_for(id, "%T", "CANCELLED\n", 30);
+    expect_no_container(id);
+}
+
+/* sacct's MaxRSS of the batch step counts a child that daemonised (setsid, re-parented
+ * away from the script): wait4 never sees it, the job's cgroup does. */
+static void test_maxrss_counts_daemonised(void **state)
+{
+    (void)state;
+    need_cgroups();
+    char marker[600], script[1600];
+    snprintf(marker, sizeof(marker), "%s/rss-done", outdir);
+    snprintf(script, sizeof(script),
+             "setsid sh -c 'head -c 100m /dev/zero | tail; touch %s' & "
+             "while [ ! -e %s ]; do sleep 0.1; done",
+             marker, marker);
+    unsigned id = SUBMIT("--mem=400M", "--wrap", script);
+    wait_for(id, "%T", "COMPLETED\n", 60);
+    char sid[32];
+    snprintf(sid, sizeof(sid), "%u.batch", id);
+    struct result r = RUN("sacct", "-n", "-P", "-j", sid, "-o", "MaxRSS");
+    assert_int_equal(r.rc, 0);
+    unsigned long kb = strtoul(r.out, NULL, 10);
+    if (kb < 100 * 1024)
+        fail_msg("MaxRSS of %s is %s, below the 100 MB its daemonised child held", sid, r.out);
+    result_free(&r);
+}
+
+/* With ConstrainCores the job's processes see only the CPUs it was given. */
+static void test_cpus_constrained(void **state)
+{
+    (void)state;
+    need_cgroups();
+    if (sysconf(_SC_NPROCESSORS_ONLN) < 2)
+        skip();
+    char where[600], script[1400];
+    snprintf(where, sizeof(where), "%s/cpus", outdir);
+    snprintf(script, sizeof(script), "grep Cpus_allowed_list /proc/self/status > %s", where);
+    unsigned id = SUBMIT("-c1", "--wrap", script);
+    wait_for(id, "%T", "COMPLETED\n", 30);
+    free(file_with(where, "Cpus_allowed_list:\t0\n", 10));
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_detached_ends_with_job),
         cmocka_unit_test(test_double_fork_ends_with_cancel),
         cmocka_unit_test(test_step_in_job_container),
+        cmocka_unit_test(test_oom_ends_out_of_memory),
+        cmocka_unit_test(test_suspend_freezes),
+        cmocka_unit_test(test_maxrss_counts_daemonised),
+        cmocka_unit_test(test_cpus_constrained),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
