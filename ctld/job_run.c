@@ -678,9 +678,9 @@ static void launch_after_commit(void *arg, int err)
     struct ctld *c = lc->c;
     uint32_t job_id = lc->job_id;
     struct job *j = job_find(&c->jobs, job_id);
-    if (!j || j->rec->state != TESSERA__JOB_STATE__JOB_RUNNING || j->rec->end_pending) {
+    if (!j || j->rec->state != TESSERA__JOB_STATE__JOB_RUNNING) {
         free(lc);
-        return; /* cancelled (or ended) before its start was even on disk */
+        return; /* ended (or requeued) before its start was even on disk */
     }
     if (err) {
         /* the store gave up on the start at shutdown: nothing is launched, and the job is
@@ -688,6 +688,18 @@ static void launch_after_commit(void *arg, int err)
         free(lc);
         log_error("job %u: its start could not be stored (%s); not launched", job_id,
                   ts_strerror(err));
+        return;
+    }
+    if (j->rec->end_pending) {
+        /* cancelled (or requeued, timed out) before its start was on disk: the launch
+         * does not leave, so no node runs its script and none will report its end (a
+         * terminate for a job a daemon does not have changes nothing there). It ends
+         * here, or it would stay RUNNING, holding its nodes and its place under the
+         * running-job limits, for ever. Its users saw it RUNNING: it ends as a script
+         * that the terminate's SIGTERM killed (ExitCode 0:15, sbatch -W exits 1). */
+        free(lc);
+        log_info("job %u: ended before its launch left", job_id);
+        settle(c, j, SIGTERM);
         return;
     }
     if (!j->rec->batch && !j->rec->desc->script) {

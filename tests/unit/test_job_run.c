@@ -1,15 +1,22 @@
 /* Unit tests of ctld/job_run.c's "who may start": whether a unit waits for the scheduler
  * alone is a question of its reasons as they stand (job_unit_eligible changes nothing);
- * bringing them up to date is a separate, explicit step (job_unit_refresh_reasons). */
+ * bringing them up to date is a separate, explicit step (job_unit_refresh_reasons). And
+ * the end of a batch job cancelled before its start was stored, so before its launch
+ * left: nothing on its node will ever report that end. */
 #include "ctld_fixture.h"
 
 #include "common/job/jobstate.h"
+#include "common/util/errors.h"
 #include "ctld/job.h"
+#include "harness.h"
 
 #include <setjmp.h>
+#include <signal.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <sys/wait.h>
 #include <time.h>
 
 #include <cmocka.h>
@@ -56,11 +63,67 @@ static void test_not_pending(void **state)
     assert_false(job_unit_eligible(j));
 }
 
+/* ------------------------------------------------------------------------------------ */
+/* a cancel that overtakes the launch */
+
+struct overtaken {
+    uint32_t cancelled, waiting;
+};
+
+static int waiting_started(struct ctld_fixture *f, void *arg)
+{
+    const struct overtaken *o = arg;
+    return ctld_fixture_job(f, o->waiting)->rec->state == TESSERA__JOB_STATE__JOB_RUNNING;
+}
+
+/* scancel reaches the controller after a batch job's start but before that start is
+ * committed (squeue shows RUNNING from memory at once): its launch never leaves, so no
+ * node daemon will report its end. It must end all the same, and stop counting against
+ * MaxRunning, so the job held back by the limit starts. */
+static void test_cancel_before_launch(void **state)
+{
+    (void)state;
+    char conf[512];
+    /* a port nothing listens on: the terminate sent to n1 goes nowhere, as to a daemon
+     * that has never heard of the job */
+    snprintf(conf, sizeof(conf),
+             "NodeName=n1 CPUs=4 RealMemory=1000 NodeAddr=127.0.0.1 Port=%u\n"
+             "PartitionName=p Nodes=n1 Default=YES\nSchedulerType=sched/builtin\n"
+             "MaxRunning=1\n",
+             (unsigned)harness_free_port());
+    struct ctld_fixture f;
+    ctld_fixture_up(&f, conf, 1);
+    ctld_fixture_register(&f, "n1");
+    Tessera__JobDesc d;
+    ctld_fixture_desc(&d, NULL);
+    d.script = (char *)"#!/bin/sh\nsleep 300\n";
+    struct overtaken o = {.cancelled = ctld_fixture_submit_one(&f, &d, FIX_UID)};
+    ctld_fixture_start(&f, o.cancelled, "n1", 1);
+    ctld_fixture_desc(&d, NULL); /* an allocation: its start launches nothing */
+    o.waiting = ctld_fixture_submit_one(&f, &d, FIX_UID);
+    char text[16];
+    snprintf(text, sizeof(text), "%u", o.cancelled);
+    assert_int_equal(job_action_by_id(f.c, TESSERA__JOB_ACTION__JOB_ACTION_CANCEL, text,
+                                      FIX_UID, NULL),
+                     TS_OK);
+    /* the node is up: the end waits for a report, as for any batch job */
+    assert_int_equal(ctld_fixture_job(&f, o.cancelled)->rec->state,
+                     TESSERA__JOB_STATE__JOB_RUNNING);
+    assert_true(ctld_fixture_turn(&f, waiting_started, &o, 5000));
+    const Tessera__JobRecord *r = ctld_fixture_job(&f, o.cancelled)->rec;
+    assert_int_equal(r->state, TESSERA__JOB_STATE__JOB_CANCELLED);
+    assert_int_equal(r->cancel_uid, FIX_UID);
+    /* as any running job the cancel's SIGTERM ended */
+    assert_true(WIFSIGNALED(r->exit_code) && WTERMSIG(r->exit_code) == SIGTERM);
+    ctld_fixture_down(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_eligible_reads_only, setup, ctld_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_not_pending, setup, ctld_fixture_teardown),
+        cmocka_unit_test(test_cancel_before_launch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
