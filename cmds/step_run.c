@@ -271,7 +271,9 @@ static void report_exits(struct srun_step *s, const Tessera__StepTaskExitRequest
                 idset_add(ids, te->exits[k]->rank);
         char *list = ids ? idset_format(ids) : NULL;
         char what[128];
-        if (WIFSIGNALED(status))
+        if (WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL && te->oom_kills)
+            snprintf(what, sizeof(what), "Out Of Memory"); /* the kernel's kill, for memory */
+        else if (WIFSIGNALED(status))
             snprintf(what, sizeof(what), "%s", signal_text(WTERMSIG(status)));
         else
             snprintf(what, sizeof(what), "Exited with exit code %d", WEXITSTATUS(status));
@@ -280,6 +282,16 @@ static void report_exits(struct srun_step *s, const Tessera__StepTaskExitRequest
         free(list);
         idset_destroy(ids);
     }
+}
+
+/* The step's folder on a node counted OOM kills: said as Slurm's step daemon says it. */
+static void tell_oom(const struct srun_step *s, uint64_t kills)
+{
+    uint32_t shown = s->step_job_id ? s->step_job_id : s->l->job_id;
+    fprintf(stderr,
+            "slurmstepd: error: Detected %llu oom_kill event%s in StepId=%u.%u. Some of the "
+            "step tasks have been OOM Killed.\n",
+            (unsigned long long)kills, kills == 1 ? "" : "s", shown, s->l->step_id);
 }
 
 static void handle_task_exit(struct rpc_request *req, const Tessera__Request *msg, void *arg)
@@ -292,6 +304,8 @@ static void handle_task_exit(struct rpc_request *req, const Tessera__Request *ms
         rpc_respond_error(req, TS_EINVAL, NULL);
         return;
     }
+    if (te->oom_kills)
+        tell_oom(s, te->oom_kills);
     for (size_t i = 0; i < te->n_exits; i++) {
         uint32_t rank = te->exits[i]->rank;
         if (rank >= s->l->ntasks || s->ranks[rank].exited)

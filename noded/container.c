@@ -375,3 +375,60 @@ int container_jobs(struct containers *c, uint32_t *ids, size_t max, size_t *n)
 {
     return cgroup_tree_jobs(c->track, ids, max, n);
 }
+
+/* ------------------------------------------------------------------------------------ */
+/* a step daemon's own folder */
+
+/* The path of the calling process in the hierarchy /proc/self/cgroup names by key (v1:
+ * ":memory:", v2: "0::"), into buf. */
+static int self_path(const char *key, char *buf, size_t len)
+{
+    FILE *f = fopen("/proc/self/cgroup", "re");
+    if (!f)
+        return TS_ESYS;
+    char line[2048];
+    int err = TS_ENOENT;
+    while (err == TS_ENOENT && fgets(line, sizeof(line), f)) {
+        const char *p = strstr(line, key);
+        if (!p || (key[0] == '0' && p != line))
+            continue;
+        p += strlen(key);
+        line[strcspn(line, "\n")] = '\0';
+        err = snprintf(buf, len, "%s", p) < (int)len ? TS_OK : TS_ETOOBIG;
+    }
+    fclose(f);
+    return err;
+}
+
+/* The value of key in the control file at path (one bounded read). */
+static int read_key_at(const char *path, const char *key, uint64_t *value)
+{
+    FILE *f = fopen(path, "re");
+    if (!f)
+        return TS_ENOENT;
+    char line[256];
+    size_t len = strlen(key);
+    int err = TS_ENOENT;
+    while (err == TS_ENOENT && fgets(line, sizeof(line), f))
+        if (strncmp(line, key, len) == 0 && line[len] == ' ')
+            err = sscanf(line + len + 1, "%" SCNu64, value) == 1 ? TS_OK : TS_ESYS;
+    fclose(f);
+    return err;
+}
+
+int container_self_oom_kills(uint64_t *kills)
+{
+    char mount[1024], path[2048], file[3200];
+    /* the kernel's own names for where this process is: cgroup filesystems have no links */
+    if (cgroup_mount_find(CGROUP_V1, "memory", mount, sizeof(mount)) == TS_OK &&
+        self_path(":memory:", path, sizeof(path)) == TS_OK && strstr(path, "/tessera/")) {
+        snprintf(file, sizeof(file), "%s%s/memory.oom_control", mount, path);
+        return read_key_at(file, "oom_kill", kills);
+    }
+    if (cgroup_mount_find(CGROUP_V2, NULL, mount, sizeof(mount)) == TS_OK &&
+        self_path("0::", path, sizeof(path)) == TS_OK && strstr(path, "/tessera/")) {
+        snprintf(file, sizeof(file), "%s%s/memory.events", mount, path);
+        return read_key_at(file, "oom_kill", kills);
+    }
+    return TS_ENOENT;
+}

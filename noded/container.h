@@ -68,4 +68,9 @@ int container_usage(struct containers *c, uint32_t job_id, const char *step,
 /* The jobs that have folders here (at most max). */
 int container_jobs(struct containers *c, uint32_t *ids, size_t max, size_t *n);
 
+/* OOM kills counted so far in the memory folder the calling process is in (its step's,
+ * from /proc/self/cgroup): the step daemon's view of its own step. TS_ENOENT when the
+ * process is in no Tessera folder or its memory is not accounted. */
+int container_self_oom_kills(uint64_t *kills);
+
 #endif

@@ -100,6 +100,7 @@ struct stepd {
     int paused;                /* task fds not watched while srun catches up */
     Tessera__TaskExit **exits;
     size_t nexits;
+    uint64_t oom_reported;     /* OOM kills of the step's folder srun was told of */
 
     /* srun's input for task 0 */
     uint8_t *in_buf;

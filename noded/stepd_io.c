@@ -6,6 +6,7 @@
  * pipes are not read, so a slow srun slows the tasks down (their pipes fill) instead of
  * growing this daemon's memory.
  */
+#include "noded/container.h"
 #include "noded/stepd.h"
 
 #include "common/net/loop.h"
@@ -228,6 +229,11 @@ static void send_exits(struct stepd *sd)
     te.node = (char *)sd->node;
     te.exits = sd->exits;
     te.n_exits = sd->nexits;
+    uint64_t kills = 0; /* read once the tasks are reaped: the kernel counted the kill before */
+    if (container_self_oom_kills(&kills) == TS_OK && kills > sd->oom_reported) {
+        te.oom_kills = kills - sd->oom_reported;
+        sd->oom_reported = kills;
+    }
     Tessera__Request req = TESSERA__REQUEST__INIT;
     req.msg_case = TESSERA__REQUEST__MSG_STEP_TASK_EXIT;
     req.step_task_exit = &te;

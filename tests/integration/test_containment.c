@@ -179,6 +179,31 @@ static void test_oom_ends_out_of_memory(void **state)
     expect_no_container(id);
 }
 
+/* A step's task above the job's memory: srun says so as Slurm does (the step daemon's line
+ * and the task's "Out Of Memory"), and the step ends OUT_OF_MEMORY in sacct. */
+static void test_step_oom(void **state)
+{
+    (void)state;
+    need_cgroups();
+    char script[1200];
+    /* tail keeps a line without newline whole: /dev/zero has none */
+    snprintf(script, sizeof(script), "%s/srun -n1 tail /dev/zero", TESSERA_BIN_DIR);
+    unsigned id = SUBMIT("--mem=50M", "--wrap", script);
+    wait_for(id, "%T", "FAILED\n", 60);
+    char want[256];
+    snprintf(want, sizeof(want),
+             "slurmstepd: error: Detected 1 oom_kill event in StepId=%u.0. "
+             "Some of the step tasks have been OOM Killed.\n", id);
+    free(output_with(id, want, 10));
+    free(output_with(id, "srun: error: n1: task 0: Out Of Memory\n", 1));
+    char sid[32];
+    snprintf(sid, sizeof(sid), "%u.0", id);
+    struct result r = RUN("sacct", "-n", "-P", "-j", sid, "-o", "State");
+    assert_int_equal(r.rc, 0);
+    assert_string_equal(r.out, "OUT_OF_MEMORY\n");
+    result_free(&r);
+}
+
 /* scontrol suspend freezes the whole job, also what left its process group: its CPU time
  * stops; resume thaws it. */
 static void test_suspend_freezes(void **state)
@@ -257,6 +282,7 @@ int main(void)
         cmocka_unit_test(test_double_fork_ends_with_cancel),
         cmocka_unit_test(test_step_in_job_container),
         cmocka_unit_test(test_oom_ends_out_of_memory),
+        cmocka_unit_test(test_step_oom),
         cmocka_unit_test(test_suspend_freezes),
         cmocka_unit_test(test_maxrss_counts_daemonised),
         cmocka_unit_test(test_cpus_constrained),
