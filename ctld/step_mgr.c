@@ -590,10 +590,12 @@ static void remove_pending(Tessera__StepRecord *r, const char *node)
 static Tessera__JobState settled_state(const Tessera__StepRecord *r)
 {
     int ok = WIFEXITED(r->exit_code) && WEXITSTATUS(r->exit_code) == 0;
-    if (r->cancelled || (r->ended_with_job && WIFSIGNALED(r->exit_code)))
-        return TESSERA__JOB_STATE__JOB_CANCELLED;
+    /* the kernel's kills for memory say more than the end that followed them (the job's
+     * end often reaches the controller before the step's own report) */
     if (r->usage && r->usage->oom_kills)
         return TESSERA__JOB_STATE__JOB_OUT_OF_MEMORY;
+    if (r->cancelled || (r->ended_with_job && WIFSIGNALED(r->exit_code)))
+        return TESSERA__JOB_STATE__JOB_CANCELLED;
     return ok ? TESSERA__JOB_STATE__JOB_COMPLETED : TESSERA__JOB_STATE__JOB_FAILED;
 }
 

@@ -357,6 +357,42 @@ static int plan_exec(struct exec_plan *plan, const Tessera__BatchLaunchRequest *
 /* ------------------------------------------------------------------------------------ */
 /* the end of a batch script */
 
+/* The batch script's owner, kept in its root-only record ("owner": uid, gid, user, folder,
+ * error file, each ended by a NUL), so that a restarted daemon that adopts or reports the
+ * script can still add the OOM line to its error file. */
+static void owner_write(int recfd, const struct nd_job *j)
+{
+    char buf[3 * PATH_MAX + 64];
+    int n = snprintf(buf, sizeof(buf), "%u%c%u%c%s%c%s%c%s%c", (unsigned)j->uid, 0,
+                     (unsigned)j->gid, 0, j->user_name, 0, j->work_dir, 0, j->err_path, 0);
+    if (n < 0 || n >= (int)sizeof(buf) ||
+        safefs_write_atomic(recfd, "owner", buf, (size_t)n, 0600) != TS_OK)
+        log_warn("job %u: cannot record its owner: no OOM line after a restart", j->id);
+}
+
+static void owner_read(int recfd, struct nd_job *j)
+{
+    char buf[3 * PATH_MAX + 64];
+    size_t len = 0;
+    if (safefs_read_small(recfd, "owner", buf, sizeof(buf), &len) != TS_OK || len == 0)
+        return;
+    const char *field[5];
+    size_t k = 0;
+    for (size_t at = 0; at < len && k < 5; at += strlen(buf + at) + 1)
+        field[k++] = buf + at;
+    if (k < 5 || (buf[len - 1] != '\0'))
+        return; /* damaged: no line rather than a wrong one */
+    j->uid = (uid_t)strtoul(field[0], NULL, 10);
+    j->gid = (gid_t)strtoul(field[1], NULL, 10);
+    j->user_name = strdup(field[2]);
+    j->work_dir = strdup(field[3]);
+    j->err_path = strdup(field[4]);
+    if (!j->user_name || !j->work_dir || !j->err_path) {
+        free(j->err_path);
+        j->err_path = NULL; /* no line without all of it */
+    }
+}
+
 /* Forget the batch script of j: its record, its script, its place in the table. */
 static void batch_forget(struct noded *nd, struct nd_job *j)
 {
@@ -574,9 +610,12 @@ int job_launch_batch(struct noded *nd, const Tessera__BatchLaunchRequest *req, c
         goto out;
     }
     spool_job_name(j->id, name, sizeof(name));
-    if ((err = spool_record_make(nd, name, &plan.record_fd)))
+    if ((err = spool_record_make(nd, name, &plan.record_fd))) {
         snprintf(errbuf, errlen, "cannot make the job's record: %s", ts_strerror(err));
-    else if ((err = plan_exec(&plan, req, script)))
+        goto out;
+    }
+    owner_write(plan.record_fd, j);
+    if ((err = plan_exec(&plan, req, script)))
         snprintf(errbuf, errlen, "%s", ts_strerror(err));
     else
         err = fork_waiter(nd, j, &plan, errbuf, errlen);
@@ -606,11 +645,12 @@ static void adopted_poll(struct loop *loop, struct loop_timer *t, void *arg)
 }
 
 /* Watch an earlier life's waiter that still runs. */
-static int adopt(struct noded *nd, uint32_t job_id, const struct spool_proc *p)
+static int adopt(struct noded *nd, uint32_t job_id, const struct spool_proc *p, int recfd)
 {
     struct nd_job *j = job_get_or_add(nd, job_id);
     if (!j)
         return TS_ENOMEM;
+    owner_read(recfd, j);
     j->pid = p->pid;
     j->start = p->start;
     j->batch = 1;
@@ -630,13 +670,23 @@ void job_recover(struct noded *nd, uint32_t job_id, int recfd)
     struct spool_proc p;
     /* a waiter is ours (our uid), and still the process recorded */
     if (spool_proc_read(recfd, &p) == TS_OK && p.uid == getuid() && spool_proc_alive(&p) &&
-        adopt(nd, job_id, &p) == TS_OK)
+        adopt(nd, job_id, &p, recfd) == TS_OK)
         return;
     struct stepstatus st;
     if (stepstatus_read_at(recfd, "status", &st) == TS_OK) {
         char why[JOB_WHY_MAX];
         read_why(job_id, recfd, why, sizeof(why));
         log_end(job_id, st.status, " while the daemon was down");
+        /* what the script left in its container goes, and the container's figures count */
+        containment_unit_end(nd, job_id, NULL, &st.usage, &st.has_usage);
+        if (st.usage.oom_kills) {
+            struct nd_job gone = {.nd = nd, .id = job_id};
+            owner_read(recfd, &gone);
+            tell_oom(nd, &gone, st.usage.oom_kills);
+            free(gone.user_name);
+            free(gone.work_dir);
+            free(gone.err_path);
+        }
         step_revoke(nd, job_id);
         report_batch_end(nd, job_id, st.status, st.has_usage ? &st.usage : NULL, why);
     } else {
