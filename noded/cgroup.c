@@ -23,6 +23,7 @@
 
 #define CONTROL_MAX 4096    /* cpu.stat, memory.events and the like are a few lines */
 #define MAX_ENABLED 8       /* v2 controllers enabled below the jobs */
+#define FOLDER_NAME_MAX 48  /* "step_" and a step's name (at most 31 bytes), or "job_<id>" */
 
 struct cgroup_tree {
     int fd;                         /* <mount>/tessera/<cluster>/<node> */
@@ -256,15 +257,15 @@ static int step_ok(const char *step)
     return step[0] != '.';
 }
 
-static void job_name(uint32_t job_id, char name[32])
+static void job_name(uint32_t job_id, char name[FOLDER_NAME_MAX])
 {
-    snprintf(name, 32, "job_%" PRIu32, job_id);
+    snprintf(name, FOLDER_NAME_MAX, "job_%" PRIu32, job_id);
 }
 
 /* The unit's folder into *out. TS_ENOENT when missing. */
 static int unit_open(struct cgroup_tree *t, uint32_t job_id, const char *step, int *out)
 {
-    char name[32];
+    char name[FOLDER_NAME_MAX];
     if (step && !step_ok(step))
         return TS_EINVAL;
     job_name(job_id, name);
@@ -304,7 +305,7 @@ static int job_prepare(struct cgroup_tree *t, int job)
 
 int cgroup_unit_make(struct cgroup_tree *t, uint32_t job_id, const char *step, int *job_made)
 {
-    char name[32];
+    char name[FOLDER_NAME_MAX];
     int made = 0, job = -1, err;
     if (step && !step_ok(step))
         return TS_EINVAL;
@@ -500,7 +501,7 @@ int cgroup_tree_jobs(struct cgroup_tree *t, uint32_t *ids, size_t max, size_t *n
 
 int cgroup_unit_remove(struct cgroup_tree *t, uint32_t job_id, const char *step)
 {
-    char name[32];
+    char name[FOLDER_NAME_MAX];
     int dir = -1;
     int err = unit_open(t, job_id, NULL, &dir);
     if (err)
