@@ -503,6 +503,10 @@ int cgroup_unit_remove(struct cgroup_tree *t, uint32_t job_id, const char *step)
 {
     char name[FOLDER_NAME_MAX];
     int dir = -1;
+    /* the step's name becomes a path below the job's folder: "1/../../job_9" would
+     * remove another job's folder */
+    if (step && !step_ok(step))
+        return TS_EINVAL;
     int err = unit_open(t, job_id, NULL, &dir);
     if (err)
         return err == TS_ENOENT ? TS_OK : err;
@@ -526,4 +530,9 @@ int cgroup_unit_remove(struct cgroup_tree *t, uint32_t job_id, const char *step)
     if (!err && unlinkat(t->fd, name, AT_REMOVEDIR) != 0 && errno != ENOENT)
         err = TS_ESYS;
     return err;
+}
+
+int cgroup_step_name_ok(const char *step)
+{
+    return step_ok(step);
 }

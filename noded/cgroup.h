@@ -47,6 +47,10 @@ int cgroup_tree_enable(struct cgroup_tree *t, const char *controller);
 /* A unit is a job's folder (step NULL) or a step's below it (step "batch", "3", "94.3":
  * the folder is step_<step>). */
 
+/* 1 when step is such a name (digits, dots, lower-case letters, not starting with a dot):
+ * every call below refuses others with TS_EINVAL. */
+int cgroup_step_name_ok(const char *step);
+
 /* The unit made with the job's folder above it (TS_OK also when they exist); *job_made
  * (may be NULL) says whether the job's folder is new, i.e. its limits are still to be
  * written. v2: the controllers enabled on the tree are enabled below the job too. */

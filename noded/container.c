@@ -224,6 +224,9 @@ static int write_limits(struct containers *c, struct cgroup_tree *t, uint32_t jo
 int container_enter(struct containers *c, uint32_t job_id, const char *step, pid_t pid,
                     const struct container_limits *lim)
 {
+    /* checked before the job's folder is made: a refused name leaves nothing behind */
+    if (step && !cgroup_step_name_ok(step))
+        return TS_EINVAL;
     for (size_t i = 0; i < c->ntrees; i++) {
         struct cgroup_tree *t = c->trees[i];
         int made = 0;
