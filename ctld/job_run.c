@@ -562,13 +562,21 @@ static void launch_failed(struct ctld *c, struct job *leader)
     end_launch_failed(c, leader, TESSERA__JOB_STATE__JOB_FAILED, 1 << 8, NULL);
 }
 
+/* A started job whose launch still matters: running, or suspended before it reached its
+ * node. */
+static int launchable(const struct job *j)
+{
+    return j->rec->state == TESSERA__JOB_STATE__JOB_RUNNING ||
+           j->rec->state == TESSERA__JOB_STATE__JOB_SUSPENDED;
+}
+
 static void launch_answered(void *arg, int err, const Tessera__Response *resp)
 {
     struct launch_call *lc = arg;
     struct ctld *c = lc->c;
     struct job *j = job_find(&c->jobs, lc->job_id);
     free(lc);
-    if (err == TS_ESHUTDOWN || !j || j->rec->state != TESSERA__JOB_STATE__JOB_RUNNING)
+    if (err == TS_ESHUTDOWN || !j || !launchable(j))
         return;
     if (err) {
         /* the node did not take it: its daemon is gone, the job goes back to the queue */
@@ -583,6 +591,9 @@ static void launch_answered(void *arg, int err, const Tessera__Response *resp)
         log_error("job %u: %s refused the launch: %s", j->rec->job_id, j->rec->batch_host,
                   resp->error->text);
         launch_failed(c, j);
+    } else if (j->rec->state == TESSERA__JOB_STATE__JOB_SUSPENDED) {
+        /* suspended while its launch was on its way: the node had nothing to stop then */
+        signal_unit(c, j, SIGSTOP, 0, ALL_PROCESSES);
     }
 }
 
@@ -678,7 +689,10 @@ static void launch_after_commit(void *arg, int err)
     struct ctld *c = lc->c;
     uint32_t job_id = lc->job_id;
     struct job *j = job_find(&c->jobs, job_id);
-    if (!j || j->rec->state != TESSERA__JOB_STATE__JOB_RUNNING) {
+    /* a job suspended before its start was on disk is launched all the same (and
+     * suspended again once the node has it: launch_answered), or nothing would ever run
+     * or end it */
+    if (!j || !launchable(j)) {
         free(lc);
         return; /* ended (or requeued) before its start was even on disk */
     }

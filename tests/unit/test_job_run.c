@@ -118,12 +118,49 @@ static void test_cancel_before_launch(void **state)
     ctld_fixture_down(&f);
 }
 
+/* A job suspended after its start but before that start is committed: the launch leaves
+ * all the same (here to a node that does not answer, which takes the job off it), where it
+ * used to be skipped, leaving the job SUSPENDED with nothing anywhere to resume. */
+static int left_suspended(struct ctld_fixture *f, void *arg)
+{
+    return ctld_fixture_job(f, *(const uint32_t *)arg)->rec->state !=
+           TESSERA__JOB_STATE__JOB_SUSPENDED;
+}
+
+static void test_suspend_before_launch(void **state)
+{
+    (void)state;
+    char conf[512];
+    snprintf(conf, sizeof(conf),
+             "NodeName=n1 CPUs=4 RealMemory=1000 NodeAddr=127.0.0.1 Port=%u\n"
+             "PartitionName=p Nodes=n1 Default=YES\nSchedulerType=sched/builtin\n",
+             (unsigned)harness_free_port());
+    struct ctld_fixture f;
+    ctld_fixture_up(&f, conf, 1);
+    ctld_fixture_register(&f, "n1");
+    Tessera__JobDesc d;
+    ctld_fixture_desc(&d, NULL);
+    d.script = (char *)"#!/bin/sh\nsleep 300\n";
+    uint32_t id = ctld_fixture_submit_one(&f, &d, FIX_UID);
+    ctld_fixture_start(&f, id, "n1", 1);
+    char text[16];
+    snprintf(text, sizeof(text), "%u", id);
+    assert_int_equal(job_action_by_id(f.c, TESSERA__JOB_ACTION__JOB_ACTION_SUSPEND, text, 0,
+                                      NULL),
+                     TS_OK);
+    assert_int_equal(ctld_fixture_job(&f, id)->rec->state, TESSERA__JOB_STATE__JOB_SUSPENDED);
+    /* the launch goes out and finds no daemon: the node is down, the job off it */
+    assert_true(ctld_fixture_turn(&f, left_suspended, &id, 5000));
+    ctld_fixture_down(&f);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_setup_teardown(test_eligible_reads_only, setup, ctld_fixture_teardown),
         cmocka_unit_test_setup_teardown(test_not_pending, setup, ctld_fixture_teardown),
         cmocka_unit_test(test_cancel_before_launch),
+        cmocka_unit_test(test_suspend_before_launch),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
