@@ -329,6 +329,11 @@ out:
     return err;
 }
 
+int cgroup_unit_dir(struct cgroup_tree *t, uint32_t job_id, const char *step, int *fd)
+{
+    return unit_open(t, job_id, step, fd);
+}
+
 int cgroup_unit_write(struct cgroup_tree *t, uint32_t job_id, const char *step,
                       const char *file, const char *text)
 {

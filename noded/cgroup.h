@@ -55,6 +55,9 @@ int cgroup_step_name_ok(const char *step);
  * (may be NULL) says whether the job's folder is new, i.e. its limits are still to be
  * written. v2: the controllers enabled on the tree are enabled below the job too. */
 int cgroup_unit_make(struct cgroup_tree *t, uint32_t job_id, const char *step, int *job_made);
+/* The unit's folder itself, opened (O_DIRECTORY) into *fd for what works on the folder
+ * rather than on a file in it (attaching a program). The caller closes it. */
+int cgroup_unit_dir(struct cgroup_tree *t, uint32_t job_id, const char *step, int *fd);
 /* pid moved into the unit (it and its future children). */
 int cgroup_unit_attach(struct cgroup_tree *t, uint32_t job_id, const char *step, pid_t pid);
 /* text written to the unit's control file. TS_ENOENT when the unit or file is missing. */

@@ -1,6 +1,7 @@
 #include "noded/container.h"
 
 #include "common/util/errors.h"
+#include "common/util/log.h"
 #include "noded/cgroup.h"
 
 #include <errno.h>
@@ -10,6 +11,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <unistd.h>
 
 #define MAX_TREES 6
 #define FREEZE_WAIT_MS 500   /* v1: how long a freeze may take before the kill goes on */
@@ -26,6 +28,7 @@ struct containers {
     struct cgroup_tree *memory;
     struct cgroup_tree *cpuset;
     struct cgroup_tree *pids;
+    struct cgroup_tree *devices; /* v1 only: v2 refuses devices by a program on track */
     char describe[96];
 };
 
@@ -135,9 +138,12 @@ static int open_v1(struct opening *o, const struct container_conf *cc)
         snprintf(c->describe, sizeof(c->describe), "cgroup/v1");
     }
     if ((err = v1_role(o, "memory", 1, cc->constrain_ram, &c->memory)) ||
-        (err = v1_role(o, "cpuset", cc->constrain_cores, 1, &c->cpuset)))
+        (err = v1_role(o, "cpuset", cc->constrain_cores, 1, &c->cpuset)) ||
+        (err = v1_role(o, "pids", cc->allowed_processes > 0, 1, &c->pids)))
         return err;
-    return v1_role(o, "pids", cc->allowed_processes > 0, 1, &c->pids);
+    /* where v2 tracks, its device program refuses devices; else the v1 hierarchy */
+    int v2_tracks = cgroup_tree_version(c->track) == CGROUP_V2;
+    return v1_role(o, "devices", cc->constrain_devices && !v2_tracks, 1, &c->devices);
 }
 
 int container_open(const struct container_conf *cc, const char *cluster, const char *node,
@@ -207,6 +213,32 @@ static int limit_memory(struct cgroup_tree *t, uint32_t job_id, const struct con
     return err == TS_ENOENT ? TS_OK : err;
 }
 
+/* The job's folder refuses the devices listed: v1 by devices.deny lines, v2 by a device
+ * program attached to the folder (noded/devcg.c). */
+static int limit_devices(struct cgroup_tree *t, uint32_t job_id,
+                         const struct container_limits *lim)
+{
+    int err = TS_OK;
+    if (cgroup_tree_version(t) == CGROUP_V1) {
+        for (size_t i = 0; !err && i < lim->ndeny_devices; i++) {
+            char rule[64];
+            snprintf(rule, sizeof(rule), "%c %" PRIu32 ":%" PRIu32 " rwm\n",
+                     lim->deny_devices[i].type, lim->deny_devices[i].major,
+                     lim->deny_devices[i].minor);
+            err = cgroup_unit_write(t, job_id, NULL, "devices.deny", rule);
+        }
+        return err;
+    }
+    int dir = -1;
+    char why[256];
+    if (!(err = cgroup_unit_dir(t, job_id, NULL, &dir)) &&
+        (err = devcg_deny(dir, lim->deny_devices, lim->ndeny_devices, why, sizeof(why))))
+        log_error("job %u: %s", job_id, why);
+    if (dir >= 0)
+        close(dir);
+    return err;
+}
+
 /* The limits that belong to hierarchy t, written on a new job folder. */
 static int write_limits(struct containers *c, struct cgroup_tree *t, uint32_t job_id,
                         const struct container_limits *lim)
@@ -218,6 +250,10 @@ static int write_limits(struct containers *c, struct cgroup_tree *t, uint32_t jo
         err = cgroup_unit_write(t, job_id, NULL, "cpuset.cpus", lim->cpus);
     if (!err && t == c->pids && lim->pids_max)
         err = write_u64(t, job_id, "pids.max", lim->pids_max);
+    int devices_here = c->devices ? t == c->devices
+                                  : t == c->track && cgroup_tree_version(t) == CGROUP_V2;
+    if (!err && devices_here && lim->ndeny_devices)
+        err = limit_devices(t, job_id, lim);
     return err;
 }
 

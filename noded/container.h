@@ -11,12 +11,16 @@
 #include <stdint.h>
 #include <sys/types.h>
 
+#include "noded/devcg.h"
+
 /* The configuration's cgroup keys (docs/configuration.md, "Containment"). */
 struct container_conf {
     const char *plugin;          /* CgroupPlugin: autodetect, cgroup/v1 or cgroup/v2 */
     int constrain_ram;           /* ConstrainRAMSpace */
     int constrain_cores;         /* ConstrainCores */
     uint32_t allowed_processes;  /* AllowedProcesses: pids.max of a job; 0: none */
+    int constrain_devices;       /* device files may be refused (v1: the devices
+                                  * hierarchy; v2 needs nothing: an eBPF program) */
 };
 
 /* What a job may use on this node, written when its folder is made. */
@@ -25,6 +29,9 @@ struct container_limits {
     uint64_t swap_bytes;         /* swap allowed on top of mem_bytes */
     char cpus[256];              /* the machine CPUs it may run on ("0-1,3"); "": all */
     uint32_t pids_max;           /* 0: no limit */
+    const struct devcg_device *deny_devices; /* device files the job may not open (the
+                                              * node's GPUs it was not given) */
+    size_t ndeny_devices;        /* at most DEVCG_MAX_DEVICES */
 };
 
 /* What a job or step used, as its folders counted it (including processes that left

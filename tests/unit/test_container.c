@@ -17,6 +17,7 @@
 #include "harness.h"
 
 #include <errno.h>
+#include <fcntl.h>
 #include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -52,6 +53,7 @@ static int open_containers(void)
     snprintf(fixture.cluster, sizeof(fixture.cluster), "unit-%ld", (long)getpid());
     struct container_conf cc = {
         .plugin = "autodetect", .constrain_ram = 1, .constrain_cores = 1, .allowed_processes = 5,
+        .constrain_devices = 1,
     };
     char why[512];
     int err = container_open(&cc, fixture.cluster, NODE, &fixture.c, why, sizeof(why));
@@ -222,6 +224,38 @@ static void report_and_wait(int report, const void *what, size_t len)
 
 /* ------------------------------------------------------------------------------------ */
 /* limits */
+
+/* errno of opening /dev/null and of opening /dev/zero (0: opened). */
+static void try_devices(int report)
+{
+    int errs[2];
+    const char *paths[2] = {"/dev/null", "/dev/zero"};
+    for (int i = 0; i < 2; i++) {
+        int fd = open(paths[i], O_RDONLY);
+        errs[i] = fd < 0 ? errno : 0;
+        if (fd >= 0)
+            close(fd);
+    }
+    report_and_wait(report, errs, sizeof(errs));
+}
+
+/* A job told not to open a device (here /dev/null, as a GPU it was not given) cannot;
+ * other devices still open. */
+static void test_devices_refused(void **state)
+{
+    (void)state;
+    struct fixture *f = need();
+    struct devcg_device null_dev;
+    assert_int_equal(devcg_of_path("/dev/null", &null_dev), TS_OK);
+    struct container_limits lim = {.deny_devices = &null_dev, .ndeny_devices = 1};
+    struct child ch = child_in(f, 16, "batch", &lim, try_devices);
+    int errs[2];
+    child_read(&ch, errs, sizeof(errs));
+    assert_int_equal(errs[0], EPERM);
+    assert_int_equal(errs[1], 0);
+    kill(ch.pid, SIGKILL);
+    child_wait(&ch);
+}
 
 static void eat_128_mib(int report)
 {
@@ -518,6 +552,7 @@ int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test_teardown(test_memory_limit_kills, test_teardown),
+        cmocka_unit_test_teardown(test_devices_refused, test_teardown),
         cmocka_unit_test_teardown(test_cpus_limit, test_teardown),
         cmocka_unit_test_teardown(test_pids_limit, test_teardown),
         cmocka_unit_test_teardown(test_freeze_stops_cpu, test_teardown),
