@@ -293,17 +293,31 @@ static inline int cmdcheck_process_running(const char *pattern)
     return harness_run(argv, NULL, NULL, NULL, 5000) != 1;
 }
 
-/* Wait (up to seconds of wall time) until no process matches pattern. */
-static inline void cmdcheck_expect_no_process(const char *pattern, int seconds)
+/* Wait (up to seconds of wall time) until whether a process matches pattern is want. */
+static inline void cmdcheck_wait_process(const char *pattern, int want, int seconds)
 {
     struct timespec start, now;
     clock_gettime(CLOCK_MONOTONIC, &start);
-    while (cmdcheck_process_running(pattern)) {
+    while (cmdcheck_process_running(pattern) != want) {
         clock_gettime(CLOCK_MONOTONIC, &now);
         if (now.tv_sec - start.tv_sec > seconds)
-            fail_msg("a process '%s' is still running after %d s", pattern, seconds);
+            fail_msg("%s '%s' after %d s", want ? "no process" : "still a process", pattern,
+                     seconds);
         usleep(100000);
     }
+}
+
+/* Wait (up to seconds of wall time) until no process matches pattern. */
+static inline void cmdcheck_expect_no_process(const char *pattern, int seconds)
+{
+    cmdcheck_wait_process(pattern, 0, seconds);
+}
+
+/* Wait (up to seconds) until a process matches pattern: one started in the background
+ * (a double fork, setsid) may come after what told the test it was started. */
+static inline void cmdcheck_expect_process(const char *pattern, int seconds)
+{
+    cmdcheck_wait_process(pattern, 1, seconds);
 }
 
 #endif

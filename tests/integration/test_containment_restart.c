@@ -139,7 +139,7 @@ static void test_restart_reclaims_ended_job(void **state)
     unsigned staying = jobs[1] = SUBMIT("--wrap", script);
     free(file_with(started, "up", 30));
     free(file_with(running, "up", 30));
-    assert_true(cmdcheck_process_running("sleep 3181"));
+    cmdcheck_expect_process("sleep 3181", 10); /* "up" may come before it starts */
 
     assert_true(harness_noded_stop(&cluster, 1, SIGKILL) != 0);
     /* the script ends with no daemon to see it: its waiter records the end and kills its
@@ -156,7 +156,7 @@ static void test_restart_reclaims_ended_job(void **state)
     cmdcheck_expect_no_process("sleep 3181", 10);
     expect_no_container(detaching);
     assert_int_equal(kill(stranger, 0), 0);
-    assert_true(cmdcheck_process_running("sleep 3182"));
+    cmdcheck_expect_process("sleep 3182", 10); /* spawned: it may not have exec'd yet */
 
     /* the job still running was adopted: it runs on, in its container */
     wait_for(staying, "%T", "RUNNING\n", 5);
