@@ -89,6 +89,11 @@ void node_release(struct ctld *c, const Tessera__JobRecord *rec);
 int node_register(struct ctld *c, const Tessera__NodeRegisterRequest *req,
                   Tessera__NodeRegisterResponse *resp, uint32_t **kill, char *errbuf,
                   size_t errlen);
+/* The generic resources a registering daemon reports (ctld/node_gres.c): TS_EINVAL with
+ * errbuf set for a malformed or oversized report; else TS_OK (or TS_ENOMEM), and why is
+ * Slurm's drain reason when they are fewer than the node's Gres= ("" when not). */
+int node_gres_check(const struct node *n, const Tessera__NodeRegisterRequest *req, char *why,
+                    size_t len, char *errbuf, size_t errlen);
 /* A heartbeat: the node is seen; the jobs it lists are reconciled as at registration
  * (resp->kill_jobs points into *kill, the caller's to free). TS_EINVALID_NODE_NAME when
  * the node is not registered (it must register again). */

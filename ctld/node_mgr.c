@@ -300,6 +300,10 @@ int node_register(struct ctld *c, const Tessera__NodeRegisterRequest *req,
         snprintf(errbuf, errlen, "node %s is not in the controller's configuration", req->name);
         return TS_EINVALID_NODE_NAME;
     }
+    char gres_short[NODE_REASON_FROM_DAEMON_MAX];
+    int err = node_gres_check(n, req, gres_short, sizeof(gres_short), errbuf, errlen);
+    if (err)
+        return err;
     if (req->cpus != n->cfg->cpus || req->real_memory_mb != n->cfg->real_memory_mb)
         log_warn("node %s registered with %u CPUs and %llu MB, the configuration says %u and "
                  "%llu: the configuration counts", n->name, req->cpus,
@@ -321,6 +325,8 @@ int node_register(struct ctld *c, const Tessera__NodeRegisterRequest *req,
     }
     if (req->drain_reason && *req->drain_reason)
         drain_for_daemon(c, n, req->drain_reason, now);
+    else if (gres_short[0])
+        drain_for_daemon(c, n, gres_short, now);
     reconcile_lost(c, n, req->running_jobs, req->n_running_jobs);
     step_node_registered(c, n->name, req->boot_time, req->running_jobs, req->n_running_jobs);
     *kill = calloc(req->n_running_jobs + 1, sizeof(**kill));

@@ -117,6 +117,12 @@ int gres_node_units(const struct gres_conf *gc, const char *node, const char *ty
                     const struct gres_count *configured, size_t nconfigured, const char *root,
                     struct gres_units *out, char *err, size_t errlen);
 
+/* Drop the device files that do not exist under root (a GPU fallen off its bus, a typo in
+ * gres.conf): each takes its unit with it, and a group left without units goes. Returns
+ * how many were dropped; the first one's path is written into missing. */
+size_t gres_units_drop_missing(struct gres_units *u, const char *root, char *missing,
+                               size_t len);
+
 /* ---- detection (gres_detect.c) ---------------------------------------------------------- */
 
 /* Append one unit per GPU the NVIDIA driver lists under root/proc/driver/nvidia/gpus/

@@ -8,6 +8,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/stat.h>
 
 void gres_units_clear(struct gres_units *u)
 {
@@ -136,4 +137,48 @@ int gres_node_units(const struct gres_conf *gc, const char *node, const char *ty
     if (rc)
         gres_units_clear(out);
     return rc;
+}
+
+static int file_exists(const char *root, const char *path)
+{
+    char full[GRES_FILE_MAX + 4096];
+    struct stat st;
+    snprintf(full, sizeof(full), "%s%s", root ? root : "", path);
+    return stat(full, &st) == 0;
+}
+
+/* Drop record r's missing files; returns how many. */
+static size_t drop_files(struct gres_record *r, const char *root, char *missing, size_t len,
+                         size_t dropped)
+{
+    size_t kept = 0, before = r->nfiles;
+    for (size_t i = 0; i < r->nfiles; i++) {
+        if (file_exists(root, r->files[i])) {
+            r->files[kept++] = r->files[i];
+            continue;
+        }
+        if (dropped + i - kept == 0)
+            snprintf(missing, len, "%s", r->files[i]);
+        free(r->files[i]);
+    }
+    r->nfiles = kept;
+    r->count = r->count > before - kept ? r->count - (before - kept) : 0; /* a unit a file */
+    return before - kept;
+}
+
+size_t gres_units_drop_missing(struct gres_units *u, const char *root, char *missing,
+                               size_t len)
+{
+    size_t dropped = 0, kept = 0;
+    for (size_t i = 0; i < u->n; i++) {
+        struct gres_record *r = &u->v[i];
+        if (r->nfiles)
+            dropped += drop_files(r, root, missing, len, dropped);
+        if (r->count == 0)
+            gres_record_clear(r);
+        else
+            u->v[kept++] = *r;
+    }
+    u->n = kept;
+    return dropped;
 }

@@ -354,6 +354,33 @@ static void test_node_units(void **state)
     remove_dir(root);
 }
 
+/* Units whose device file is missing are not the node's. */
+static void test_drop_missing(void **state)
+{
+    (void)state;
+    char *root = make_dir();
+    write_file(root, "dev/tty0", "");
+    write_file(root, "dev/tty2", "");
+    struct gres_conf *gc = parse_ok("Name=gpu File=/dev/tty[0-3]\n"
+                                    "Name=mps File=/dev/tty[5-6]\n"
+                                    "Name=bandwidth Count=4G\n");
+    struct gres_units u;
+    char err[256] = "", missing[64] = "";
+    assert_int_equal(gres_node_units(gc, "n1", "gpu,mps,bandwidth", NULL, 0, root, &u, err,
+                                     sizeof(err)), TS_OK);
+    assert_int_equal(gres_units_drop_missing(&u, root, missing, sizeof(missing)), 4);
+    assert_string_equal(missing, "/dev/tty1");
+    assert_int_equal(u.n, 2);
+    assert_int_equal(u.v[0].count, 2);
+    assert_int_equal(u.v[0].nfiles, 2);
+    assert_string_equal(u.v[0].files[1], "/dev/tty2");
+    assert_string_equal(u.v[1].name, "bandwidth");
+    assert_int_equal(gres_units_drop_missing(&u, root, missing, sizeof(missing)), 0);
+    gres_units_clear(&u);
+    gres_conf_destroy(gc);
+    remove_dir(root);
+}
+
 static void test_load(void **state)
 {
     (void)state;
@@ -389,7 +416,7 @@ int main(void)
         cmocka_unit_test(test_types_and_check), cmocka_unit_test(test_conf_lines),
         cmocka_unit_test(test_conf_errors),   cmocka_unit_test(test_detect_parse),
         cmocka_unit_test(test_detect_folder), cmocka_unit_test(test_node_units),
-        cmocka_unit_test(test_load),
+        cmocka_unit_test(test_drop_missing), cmocka_unit_test(test_load),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
