@@ -17,14 +17,6 @@
 #include <strings.h>
 #include <unistd.h>
 
-/* src into dst[size], cut if longer (callers have checked its length). */
-static void copy_text(char *dst, size_t size, const char *src)
-{
-    size_t n = strnlen(src, size - 1);
-    memcpy(dst, src, n);
-    dst[n] = '\0';
-}
-
 /* The parser's position, for messages. */
 struct gc_parse {
     struct gres_conf *gc;
@@ -168,11 +160,11 @@ static int set_key(struct gc_parse *p, struct gres_record *r, const char *key, c
     if (!strcasecmp(key, "Name")) {
         if (!gres_valid_name(v))
             return gc_fail(p, "invalid name '%s'", v);
-        copy_text(r->name, sizeof(r->name), v);
+        snprintf(r->name, sizeof(r->name), "%.*s", GRES_NAME_MAX - 1, v); /* checked */
     } else if (!strcasecmp(key, "Type")) {
         if (!gres_valid_type(v))
             return gc_fail(p, "invalid Type '%s'", v);
-        copy_text(r->type, sizeof(r->type), v);
+        snprintf(r->type, sizeof(r->type), "%.*s", GRES_TYPE_MAX - 1, v); /* checked */
     } else if (!strcasecmp(key, "File") || !strcasecmp(key, "Files")) {
         return r->files ? gc_fail(p, "File is given twice") : set_files(p, r, v);
     } else if (!strcasecmp(key, "Count")) {

@@ -105,6 +105,8 @@ struct gres_units {
     size_t n;
 };
 void gres_units_clear(struct gres_units *u);
+/* A copy of src (without its node names) at the end of u: TS_OK or TS_ENOMEM. */
+int gres_units_push(struct gres_units *u, const struct gres_record *src);
 
 /* What node has: gres.conf's records for it (names must be in types, GresTypes=); with
  * detection on for it (its last AutoDetect=, else the file's global one), the GPUs found

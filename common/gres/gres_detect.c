@@ -133,24 +133,12 @@ static int scan(DIR *dir, const char *where, struct found *found, size_t *n, cha
 
 static int push_found(const struct found *f, struct gres_units *out)
 {
-    struct gres_record *grown = realloc(out->v, (out->n + 1) * sizeof(*grown));
-    if (!grown)
-        return TS_ENOMEM;
-    out->v = grown;
-    struct gres_record *r = &out->v[out->n];
-    memset(r, 0, sizeof(*r));
-    snprintf(r->name, sizeof(r->name), "gpu");
-    memcpy(r->type, f->type, sizeof(r->type));
-    r->count = 1;
     char file[32];
+    char *files[1] = {file};
+    struct gres_record r = {.name = "gpu", .count = 1, .files = files, .nfiles = 1};
+    memcpy(r.type, f->type, sizeof(r.type));
     snprintf(file, sizeof(file), "/dev/nvidia%u", f->minor);
-    if (!(r->files = malloc(sizeof(*r->files))) || !(r->files[0] = strdup(file))) {
-        free(r->files);
-        return TS_ENOMEM;
-    }
-    r->nfiles = 1;
-    out->n++;
-    return TS_OK;
+    return gres_units_push(out, &r);
 }
 
 int gres_detect_nvidia(const char *root, struct gres_units *out, char *err, size_t errlen)

@@ -19,8 +19,7 @@ void gres_units_clear(struct gres_units *u)
     u->n = 0;
 }
 
-/* A copy of src (without its node names) at the end of u. */
-static int units_push(struct gres_units *u, const struct gres_record *src)
+int gres_units_push(struct gres_units *u, const struct gres_record *src)
 {
     struct gres_record *grown = realloc(u->v, (u->n + 1) * sizeof(*grown));
     if (!grown)
@@ -91,7 +90,7 @@ static int add_records(const struct gres_conf *gc, const char *node, const char 
         }
         if (detected && !strcmp(r->name, "gpu"))
             continue; /* detection speaks for the GPUs */
-        int rc = units_push(out, r);
+        int rc = gres_units_push(out, r);
         if (rc)
             return rc;
     }
@@ -107,7 +106,7 @@ static int add_configured(const struct gres_count *configured, size_t nconfigure
         struct gres_record r = {.count = configured[i].count, .flags = GRES_FLAG_COUNT_ONLY};
         memcpy(r.name, configured[i].name, sizeof(r.name));
         memcpy(r.type, configured[i].type, sizeof(r.type));
-        int rc = units_push(out, &r);
+        int rc = gres_units_push(out, &r);
         if (rc)
             return rc;
     }
