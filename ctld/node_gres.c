@@ -25,7 +25,7 @@ static int entry_valid(const Tessera__GresUnitReport *g, size_t *files)
     return 1;
 }
 
-int node_gres_check(const struct node *n, const Tessera__NodeRegisterRequest *req, char *why,
+int node_gres_check(struct node *n, const Tessera__NodeRegisterRequest *req, char *why,
                     size_t len, char *errbuf, size_t errlen)
 {
     why[0] = '\0';
@@ -40,8 +40,6 @@ int node_gres_check(const struct node *n, const Tessera__NodeRegisterRequest *re
             snprintf(errbuf, errlen, "node %s reports an invalid generic resource", n->name);
             return TS_EINVAL;
         }
-    if (!n->cfg->ngres)
-        return TS_OK;
     struct gres_count *found = calloc(req->n_gres + 1, sizeof(*found));
     if (!found)
         return TS_ENOMEM;
@@ -52,7 +50,16 @@ int node_gres_check(const struct node *n, const Tessera__NodeRegisterRequest *re
             memcpy(found[i].type, g->type, strlen(g->type) + 1);
         found[i].count = g->count;
     }
-    gres_check_reported(n->cfg->gres, n->cfg->ngres, found, req->n_gres, why, len);
-    free(found);
+    free(n->gres_found);
+    n->gres_found = found;
+    n->ngres_found = req->n_gres;
+    node_gres_short(n, why, len);
     return TS_OK;
+}
+
+int node_gres_short(const struct node *n, char *why, size_t len)
+{
+    why[0] = '\0';
+    return gres_check_reported(n->cfg->gres, n->cfg->ngres, n->gres_found, n->ngres_found, why,
+                               len);
 }

@@ -2,7 +2,8 @@
  * beside tessera.conf naming fake device files, as Slurm's own tests do. n1's four units
  * exist: it registers and shows Gres=gpu:4 (scontrol, sinfo %G, also to nobody); n2's
  * gres.conf gives two of four: it is drained with Slurm's reason and no job goes there; n3
- * names four files of which one is missing: drained with the count it has. The device
+ * names four files of which one is missing: drained with the count it has; a
+ * reconfiguration that asks n1 for eight drains it too. The device
  * files are made by the test in its folder (a container may lack /dev/tty0-3). */
 #include "cluster.h"
 
@@ -125,6 +126,29 @@ static void test_fewer_units_drained(void **state)
     cancel_job(id);
 }
 
+/* A reconfiguration whose node line asks for more than the node reported drains it. */
+static void test_reconfigure_asks_more(void **state)
+{
+    (void)state;
+    char nodes[1024], extra[2048];
+    harness_node_lines(&cluster, 3, "CPUs=2 RealMemory=1000 Gres=gpu:4", nodes, sizeof(nodes));
+    char *first = strstr(nodes, "Gres=gpu:4");
+    assert_non_null(first);
+    first[9] = '8'; /* n1's line comes first */
+    snprintf(extra, sizeof(extra),
+             "GresTypes=gpu\n%sPartitionName=debug Nodes=n[1-3] Default=YES MaxTime=UNLIMITED\n",
+             nodes);
+    assert_int_equal(harness_cluster_write_conf(&cluster, extra), 0);
+    struct result r = RUN("scontrol", "reconfigure");
+    expect_ok(&r);
+    result_free(&r);
+    char *text = show_node_when("n1", "Reason=");
+    if (!strstr(text, "\n   Gres=gpu:8\n") ||
+        !strstr(text, "Reason=gres/gpu count reported lower than configured (4 < 8)"))
+        fail_msg("n1 not drained after asking for 8:\n%s", text);
+    free(text);
+}
+
 /* A daemon whose gres.conf is wrong does not start, and says where. */
 static void test_bad_gres_conf(void **state)
 {
@@ -149,6 +173,7 @@ int main(void)
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_node_with_its_units),
         cmocka_unit_test(test_fewer_units_drained),
+        cmocka_unit_test(test_reconfigure_asks_more),
         cmocka_unit_test(test_bad_gres_conf),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);

@@ -47,8 +47,18 @@ static void test_counts(void **state)
     assert_string_equal(why, "");
     assert_int_equal(check(both, 1, why, err), TS_OK);
     assert_string_equal(why, "gres/gpu count reported lower than configured (2 < 4)");
+    assert_int_equal(check(both, 2, why, err), TS_OK);
+    /* the report is kept: a configuration that later asks for more is short of it */
+    configured[0].count = 8;
+    assert_int_equal(node_gres_short(&node, why, sizeof(why)), 1);
+    assert_string_equal(why, "gres/gpu count reported lower than configured (4 < 8)");
+    configured[0].count = 4;
+    assert_int_equal(node_gres_short(&node, why, sizeof(why)), 0);
+    assert_string_equal(why, "");
     assert_int_equal(check(NULL, 0, why, err), TS_OK);
     assert_string_equal(why, "gres/gpu count reported lower than configured (0 < 4)");
+    free(node.gres_found);
+    node.gres_found = NULL;
 }
 
 static void test_refused(void **state)
@@ -90,6 +100,8 @@ static void test_refused(void **state)
     files[0] = "/dev/x";
     g.n_files = GRES_UNITS_MAX;
     assert_int_equal(check(one, 1, why, err), TS_OK);
+    free(node.gres_found);
+    node.gres_found = NULL;
     g.n_files = GRES_UNITS_MAX + 1;
     assert_int_equal(check(one, 1, why, err), TS_EINVAL);
     g.n_files = GRES_UNITS_MAX;
@@ -104,6 +116,8 @@ static void test_refused(void **state)
     assert_int_equal(check(many, GRES_UNITS_MAX + 1, why, err), TS_EINVAL);
     assert_string_equal(err, "node n1 reports more than 1024 generic resources");
     free(many);
+    /* a refused report keeps nothing */
+    assert_null(node.gres_found);
 }
 
 int main(void)
