@@ -17,6 +17,8 @@ struct conf_node;
 struct rpc_peer;
 struct hashmap;
 
+struct gres_count;
+
 struct node {
     const struct conf_node *cfg;  /* into ctld->conf->nodes: replaced on reconfigure */
     char *name;
@@ -41,6 +43,9 @@ struct node {
     struct rpc_peer *peer;        /* the line to its daemon, made on first use */
     char peer_addr[256];          /* where the line goes */
     uint16_t peer_port;
+    struct gres_count *gres_found; /* what its daemon reported at registration, summed
+                                    * per group (ctld/node_gres.c) */
+    size_t ngres_found;
 };
 
 struct node_table {
@@ -89,6 +94,15 @@ void node_release(struct ctld *c, const Tessera__JobRecord *rec);
 int node_register(struct ctld *c, const Tessera__NodeRegisterRequest *req,
                   Tessera__NodeRegisterResponse *resp, uint32_t **kill, char *errbuf,
                   size_t errlen);
+/* The generic resources a registering daemon reports (ctld/node_gres.c): TS_EINVAL with
+ * errbuf set for a malformed or oversized report (nothing kept); else TS_OK (or
+ * TS_ENOMEM), the report kept on n, and why is Slurm's drain reason when they are fewer
+ * than the node's Gres= ("" when not). */
+int node_gres_check(struct node *n, const Tessera__NodeRegisterRequest *req, char *why,
+                    size_t len, char *errbuf, size_t errlen);
+/* Whether what n's daemon last reported is fewer than its Gres= says (after a
+ * reconfiguration too); then why is the reason. */
+int node_gres_short(const struct node *n, char *why, size_t len);
 /* A heartbeat: the node is seen; the jobs it lists are reconciled as at registration
  * (resp->kill_jobs points into *kill, the caller's to free). TS_EINVALID_NODE_NAME when
  * the node is not registered (it must register again). */

@@ -33,6 +33,7 @@ static void node_clear(struct node *n)
     free(n->reason);
     free(n->version);
     free(n->cpu_holds);
+    free(n->gres_found);
     memset(n, 0, sizeof(*n));
 }
 
@@ -137,14 +138,23 @@ int node_table_build(struct ctld *c, char *errbuf, size_t errlen)
     return err;
 }
 
+static void drain_for_daemon(struct ctld *c, struct node *n, const char *why, time_t now);
+
 int node_table_rebuild(struct ctld *c, char *errbuf, size_t errlen)
 {
     struct node_table old = c->nodes;
     memset(&c->nodes, 0, sizeof(c->nodes));
     int err = build(c, &old, errbuf, errlen);
-    if (err)
+    if (err) {
         c->nodes = old;
-    return err;
+        return err;
+    }
+    /* a node line that now asks for more generic resources than the node has */
+    char why[NODE_REASON_FROM_DAEMON_MAX];
+    for (size_t i = 0; i < c->nodes.count; i++)
+        if (c->nodes.nodes[i].registered && node_gres_short(&c->nodes.nodes[i], why, sizeof(why)))
+            drain_for_daemon(c, &c->nodes.nodes[i], why, time(NULL));
+    return TS_OK;
 }
 
 struct node *node_find(const struct ctld *c, const char *name)
@@ -300,6 +310,10 @@ int node_register(struct ctld *c, const Tessera__NodeRegisterRequest *req,
         snprintf(errbuf, errlen, "node %s is not in the controller's configuration", req->name);
         return TS_EINVALID_NODE_NAME;
     }
+    char gres_short[NODE_REASON_FROM_DAEMON_MAX];
+    int err = node_gres_check(n, req, gres_short, sizeof(gres_short), errbuf, errlen);
+    if (err)
+        return err;
     if (req->cpus != n->cfg->cpus || req->real_memory_mb != n->cfg->real_memory_mb)
         log_warn("node %s registered with %u CPUs and %llu MB, the configuration says %u and "
                  "%llu: the configuration counts", n->name, req->cpus,
@@ -321,6 +335,8 @@ int node_register(struct ctld *c, const Tessera__NodeRegisterRequest *req,
     }
     if (req->drain_reason && *req->drain_reason)
         drain_for_daemon(c, n, req->drain_reason, now);
+    else if (gres_short[0])
+        drain_for_daemon(c, n, gres_short, now);
     reconcile_lost(c, n, req->running_jobs, req->n_running_jobs);
     step_node_registered(c, n->name, req->boot_time, req->running_jobs, req->n_running_jobs);
     *kill = calloc(req->n_running_jobs + 1, sizeof(**kill));

@@ -9,6 +9,7 @@
 #include "ctld/store_guard.h"
 
 #include "common/conf/conf.h"
+#include "common/gres/gres_conf.h"
 #include "common/text/hostlist.h"
 #include "common/util/errors.h"
 #include "common/util/log.h"
@@ -93,8 +94,17 @@ static int wanted_parse(const Tessera__NodeQueryRequest *q, struct hostpattern *
     return err == TS_ENOMEM ? err : err ? TS_EINVALID_NODE_NAME : TS_OK;
 }
 
+/* The node's Gres= as text (malloc'd, NULL when none or out of memory). */
+static char *gres_text(const struct conf_node *cfg)
+{
+    char buf[GRES_SPEC_MAX_ITEMS * (GRES_NAME_MAX + GRES_TYPE_MAX + 24)];
+    if (!cfg->ngres || gres_spec_format(cfg->gres, cfg->ngres, buf, sizeof(buf)) != TS_OK)
+        return NULL;
+    return strdup(buf);
+}
+
 static void fill_info(struct ctld *c, struct node *n, Tessera__NodeInfo *ni, char *state,
-                      size_t slen, char **parts, size_t *nparts)
+                      size_t slen, char **parts, size_t *nparts, char **gres)
 {
     const struct conf_node *cfg = n->cfg;
     tessera__node_info__init(ni);
@@ -118,6 +128,8 @@ static void fill_info(struct ctld *c, struct node *n, Tessera__NodeInfo *ni, cha
     ni->threads_per_core = cfg->threads_per_core;
     ni->weight = cfg->weight;
     ni->version = n->version ? n->version : (char *)"";
+    *gres = gres_text(cfg);
+    ni->gres = *gres ? *gres : (char *)"";
     *nparts = 0;
     size_t idx = node_index(c, n);
     for (size_t p = 0; p < c->conf->npartitions; p++)
@@ -145,19 +157,21 @@ void ctld_handle_node_query(struct rpc_request *req, const Tessera__Request *msg
     Tessera__NodeInfo **ptrs = calloc(room + 1, sizeof(*ptrs));
     char (*states)[64] = calloc(room + 1, sizeof(*states));
     char **parts = calloc((room + 1) * np, sizeof(*parts));
+    char **gres = calloc(room + 1, sizeof(*gres));
     size_t n = 0, i = q->start_index;
-    for (; infos && ptrs && states && parts && i < count; i++) {
+    for (; infos && ptrs && states && parts && gres && i < count; i++) {
         struct node *nd = &c->nodes.nodes[i];
         if (wanted && !hostpattern_contains(wanted, nd->name))
             continue;
         size_t nparts;
-        fill_info(c, nd, &infos[n], states[n], sizeof(states[n]), &parts[n * np], &nparts);
+        fill_info(c, nd, &infos[n], states[n], sizeof(states[n]), &parts[n * np], &nparts,
+                  &gres[n]);
         if (!ctld_page_take(&page, tessera__node_info__get_packed_size(&infos[n])))
-            break;
+            break; /* gres[n] is freed with the rest */
         ptrs[n] = &infos[n];
         n++;
     }
-    if (!infos || !ptrs || !states || !parts) {
+    if (!infos || !ptrs || !states || !parts || !gres) {
         rpc_respond_error(req, TS_ENOMEM, NULL);
     } else if (q->n_names && n == 0 && q->start_index == 0) {
         rpc_respond_error(req, TS_EINVALID_NODE_NAME, NULL);
@@ -178,6 +192,9 @@ void ctld_handle_node_query(struct rpc_request *req, const Tessera__Request *msg
     free(ptrs);
     free(states);
     free(parts);
+    for (size_t k = 0; gres && k <= n && k < room + 1; k++)
+        free(gres[k]);
+    free(gres);
 }
 
 void ctld_handle_node_update(struct rpc_request *req, const Tessera__Request *msg, void *arg)

@@ -7,6 +7,7 @@
  * error and the daemon registers again at once, one that cannot be reached is tried again
  * every second. After registering, what was not acknowledged is sent again.
  */
+#include "noded/gres.h"
 #include "noded/noded.h"
 #include "noded/stepstatus.h"
 
@@ -111,10 +112,12 @@ static void link_register(struct noded *nd)
     Tessera__Request req = TESSERA__REQUEST__INIT;
     req.msg_case = TESSERA__REQUEST__MSG_NODE_REGISTER;
     req.node_register = &reg;
-    if (rpc_peer_call(nd->ctl, &req, registered, nd) == TS_OK)
+    if (noded_gres_report(nd, &reg.gres, &reg.n_gres) == TS_OK &&
+        rpc_peer_call(nd->ctl, &req, registered, nd) == TS_OK)
         nd->registering = 1;
     else
         schedule_link(nd, RETRY_MS);
+    noded_gres_report_free(reg.gres, reg.n_gres);
     free(ids);
 }
 

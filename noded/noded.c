@@ -1,5 +1,6 @@
 /* Node daemon life: start-up checks, the loop, signals, shutdown. */
 #include "noded/containment.h"
+#include "noded/gres.h"
 #include "noded/noded.h"
 #include "noded/spool.h"
 
@@ -106,7 +107,8 @@ int noded_create(const struct noded_options *opts, struct noded **out, char *err
         goto error;
     nd->node = conf_find_node(nd->conf, nd->name);
     if ((err = check_identity(nd, errbuf, errlen)) ||
-        (err = setup_logging(nd->conf, opts, nd->name, errbuf, errlen)))
+        (err = setup_logging(nd->conf, opts, nd->name, errbuf, errlen)) ||
+        (err = noded_gres_resolve(nd, errbuf, errlen)))
         goto error;
     if ((err = auth_selftest(nd->conf->munge_socket))) {
         snprintf(errbuf, errlen, "MUNGE does not work (socket %s): %s",
@@ -175,6 +177,7 @@ void noded_destroy(struct noded *nd)
     step_teardown(nd);
     containment_close(nd);
     spool_close(nd);
+    noded_gres_clear(nd);
     if (nd->loop)
         for (int i = 0; i < 3; i++) /* deliver what the auth threads posted */
             loop_run_once(nd->loop, 0);

@@ -15,6 +15,7 @@
 
 #include "noded/deadline.h"
 
+#include "common/gres/gres_conf.h"
 #include "common/rpc/rpc_server.h"
 #include "tessera.pb-c.h"
 
@@ -146,6 +147,8 @@ struct noded {
     /* job containers (noded/containment.c; NULL with proctrack/pgid) */
     struct containment *containment;
     char contain_failure[640]; /* why jobs cannot be contained; "": they can (or need not) */
+    /* generic resources (noded/gres.c) */
+    struct gres_units gres;
 };
 
 struct noded_options {

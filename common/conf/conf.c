@@ -7,6 +7,7 @@
 #include "common/util/errors.h"
 #include "common/util/hashmap.h"
 
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -128,6 +129,21 @@ const struct conf_partition *conf_default_partition(const struct conf *c)
         if (c->partitions[i].is_default)
             return &c->partitions[i];
     return NULL;
+}
+
+int conf_gres_conf_path(const struct conf *c, char *buf, size_t len)
+{
+    if (c->gres_conf) {
+        if ((size_t)snprintf(buf, len, "%s", c->gres_conf) >= len)
+            return TS_ETOOBIG;
+        return TS_OK;
+    }
+    const char *slash = c->path ? strrchr(c->path, '/') : NULL;
+    int dirlen = slash ? (int)(slash - c->path) : 1;
+    const char *dir = slash ? c->path : ".";
+    if ((size_t)snprintf(buf, len, "%.*s/gres.conf", dirlen, dir) >= len)
+        return TS_ETOOBIG;
+    return TS_OK;
 }
 
 int conf_sched_param(const struct conf *c, const char *key, const char **value)

@@ -9,6 +9,8 @@
 #ifndef TESSERA_COMMON_CONF_H
 #define TESSERA_COMMON_CONF_H
 
+#include "common/gres/gres.h"
+
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -38,6 +40,8 @@ struct conf_node {
     char *features;          /* "a,b" as given, "" when none */
     uint32_t weight;
     enum conf_node_state state;
+    struct gres_count *gres; /* Gres=gpu:a100:4,bandwidth:10G (docs/gres.md §1.1) */
+    size_t ngres;
 };
 
 /* A set of resource amounts; 0: not given. */
@@ -154,6 +158,8 @@ struct conf {
     char *noded_debug;
     char *cred_private_key;  /* JobCredentialPrivateKey (NULL: in StateSaveLocation) */
     char *cred_public_key;   /* JobCredentialPublicCertificate (NULL: from the controller) */
+    char *gres_types;        /* GresTypes=gpu,...: the names node lines may use (NULL: none) */
+    char *gres_conf;         /* GresConf=: gres.conf's path (NULL: beside this file) */
 
     struct conf_node *nodes;
     size_t nnodes;
@@ -191,6 +197,10 @@ const char *conf_partition_state_name(enum conf_part_state state);
  * bytes: *text malloc'd. TS_OK, or TS_ECONF with "PATH: cannot be read" or "PATH: too
  * large" in errbuf. */
 int conf_read_text(const char *path, size_t max, char **text, char *errbuf, size_t errlen);
+
+/* gres.conf's path: GresConf=, else "gres.conf" in the folder of conf's file (Slurm's
+ * place for it). TS_OK or TS_ETOOBIG. */
+int conf_gres_conf_path(const struct conf *conf, char *buf, size_t len);
 
 /* Look a SchedulerParameters entry up: returns 1 and sets *value (the text after "=",
  * or "" for a flag) when present, 0 when absent. value may be NULL. */

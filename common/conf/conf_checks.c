@@ -3,6 +3,7 @@
  * and the one default partition checked. */
 #include "common/conf/conf_int.h"
 
+#include "common/gres/gres_conf.h"
 #include "common/text/hostlist.h"
 #include "common/util/errors.h"
 #include "common/util/hashmap.h"
@@ -85,6 +86,19 @@ static int add_endpoint(struct conf_parse *p, struct hashmap *endpoints, size_t 
     return TS_OK;
 }
 
+/* Slurm's words for a node line's resource that GresTypes does not list. */
+static int check_node_gres(struct conf_parse *p, const struct conf_node *n)
+{
+    for (size_t i = 0; i < n->ngres; i++) {
+        if (gres_types_contains(p->conf->gres_types, n->gres[i].name))
+            continue;
+        char item[GRES_NAME_MAX + GRES_TYPE_MAX + 32];
+        gres_spec_format(&n->gres[i], 1, item, sizeof(item));
+        return conf_fail(p, "Invalid GRES configured on node %s: %s", n->name, item);
+    }
+    return TS_OK;
+}
+
 static int finish_nodes(struct conf_parse *p)
 {
     struct conf *c = p->conf;
@@ -95,7 +109,9 @@ static int finish_nodes(struct conf_parse *p)
     for (size_t i = 0; !err && i < c->nnodes; i++) {
         p->line = p->node_lines[i];
         node_defaults(c, &c->nodes[i]);
-        err = add_endpoint(p, endpoints, i);
+        err = check_node_gres(p, &c->nodes[i]);
+        if (!err)
+            err = add_endpoint(p, endpoints, i);
     }
     hashmap_destroy(endpoints);
     return err;

@@ -3,6 +3,7 @@
  * they hold (filters, SchedulerParameters). */
 #include "common/conf/conf_int.h"
 
+#include "common/gres/gres_conf.h"
 #include "common/text/timefmt.h"
 #include "common/util/errors.h"
 #include "common/util/log.h"
@@ -46,6 +47,7 @@ static int check_select_type(struct conf_parse *p, const char *v);
 static int check_scheduler_parameters(struct conf_parse *p, const char *v);
 static int check_resources_max(struct conf_parse *p, const char *v);
 static int check_resources_available(struct conf_parse *p, const char *v);
+static int check_gres_types(struct conf_parse *p, const char *v);
 
 #define OFF(field) offsetof(struct conf, field)
 /* In alphabetical order (ignoring case): conf_foreach_entry lists them as they stand. */
@@ -71,6 +73,8 @@ static const struct directive directives[] = {
     {"FilterRetryInterval", DT_SECONDS, OFF(filter_retry_interval), 1, 86400, "60", NULL},
     {"FilterTimeout", DT_SECONDS, OFF(filter_timeout), 1, 86400, "15", NULL},
     {"FirstJobId", DT_UINT, OFF(first_job_id), 1, 0x7fffffff, "1", NULL},
+    {"GresConf", DT_PATH, OFF(gres_conf), 0, 0, NULL, NULL},
+    {"GresTypes", DT_STRING, OFF(gres_types), 0, 0, NULL, check_gres_types},
     {"HolidaysFile", DT_PATH, OFF(holidays_file), 0, 0, NULL, NULL},
     {"JobCredentialPrivateKey", DT_PATH, OFF(cred_private_key), 0, 0, NULL, NULL},
     {"JobCredentialPublicCertificate", DT_PATH, OFF(cred_public_key), 0, 0, NULL, NULL},
@@ -348,6 +352,14 @@ void conf_filters_free(char **paths, size_t n)
     for (size_t i = 0; i < n; i++)
         free(paths[i]);
     free(paths);
+}
+
+static int check_gres_types(struct conf_parse *p, const char *v)
+{
+    if (!gres_types_valid(v))
+        return conf_fail(p, "GresTypes must be at most %d names separated by commas, not '%s'",
+                         GRES_SPEC_MAX_ITEMS, v);
+    return TS_OK;
 }
 
 static int check_priority_type(struct conf_parse *p, const char *v)

@@ -2,6 +2,7 @@
  * each (with per-node NodeHostname, NodeAddr and Port lists), duplicates refused. */
 #include "common/conf/conf_int.h"
 
+#include "common/gres/gres_conf.h"
 #include "common/text/hostlist.h"
 #include "common/text/idset.h"
 #include "common/util/errors.h"
@@ -18,6 +19,7 @@ void conf_node_clear(struct conf_node *n)
     free(n->hostname);
     free(n->addr);
     free(n->features);
+    free(n->gres);
     memset(n, 0, sizeof(*n));
 }
 
@@ -25,13 +27,35 @@ static int node_copy(struct conf_node *dst, const struct conf_node *src)
 {
     *dst = *src;
     dst->name = dst->hostname = dst->addr = dst->features = NULL;
-    if ((src->name && !(dst->name = strdup(src->name))) ||
+    dst->gres = NULL;
+    if ((src->ngres && !(dst->gres = malloc(src->ngres * sizeof(*dst->gres)))) ||
+        (src->name && !(dst->name = strdup(src->name))) ||
         (src->hostname && !(dst->hostname = strdup(src->hostname))) ||
         (src->addr && !(dst->addr = strdup(src->addr))) ||
         (src->features && !(dst->features = strdup(src->features)))) {
         conf_node_clear(dst);
         return TS_ENOMEM;
     }
+    if (src->ngres)
+        memcpy(dst->gres, src->gres, src->ngres * sizeof(*dst->gres));
+    return TS_OK;
+}
+
+/* Gres=gpu:a100:4,bandwidth:10G; its names are checked against GresTypes once the whole
+ * file is read (conf_checks.c), as GresTypes may come later. */
+static int node_set_gres(struct conf_parse *p, struct conf_node *n, const char *value)
+{
+    struct gres_count *items = NULL;
+    size_t count = 0;
+    char why[256];
+    int err = gres_spec_parse(value, &items, &count, why, sizeof(why));
+    if (err == TS_ENOMEM)
+        return conf_fail(p, "out of memory");
+    if (err)
+        return conf_fail(p, "invalid Gres '%s': %s", value, why);
+    free(n->gres);
+    n->gres = items;
+    n->ngres = count;
     return TS_OK;
 }
 
@@ -67,6 +91,8 @@ static int node_set(struct conf_parse *p, struct conf_node *n, const char *key, 
     } else if (!strcasecmp(key, "Weight")) {
         if (conf_value_u32(value, 0, UINT32_MAX - 1, &n->weight))
             return conf_fail(p, "invalid Weight '%s'", value);
+    } else if (!strcasecmp(key, "Gres")) {
+        return node_set_gres(p, n, value);
     } else if (!strcasecmp(key, "State")) {
         static const char *const states[] = {[CONF_NODE_UNKNOWN] = "UNKNOWN",
                                               [CONF_NODE_DOWN] = "DOWN",

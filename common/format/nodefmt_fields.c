@@ -255,6 +255,11 @@ static const char *get_features(const struct nf_row *r, int w, char *buf, size_t
     return nf_or_null(r->first ? r->first->features : NULL);
 }
 
+static const char *get_gres(const struct nf_row *r, int w, char *buf, size_t len)
+{
+    return nf_or_null(r->first ? r->first->gres : NULL);
+}
+
 /* Slurm prints "none" for no reason, and for a reason that reads "(null)". */
 static const char *get_reason(const struct nf_row *r, int w, char *buf, size_t len)
 {
@@ -317,7 +322,6 @@ CONSTANT(get_unlimited, "UNLIMITED")
 CONSTANT(get_zero, "0")
 CONSTANT(get_na_upper, "N/A")
 CONSTANT(get_all, "all")
-CONSTANT(get_null, "(null)")
 CONSTANT(get_no_upper, "NO")
 CONSTANT(get_one, "1")
 CONSTANT(get_off, "OFF")
@@ -339,7 +343,7 @@ static const struct nf_field fields[] = {
     {'f', "AVAIL_FEATURES", get_features, NFM_FEATURES, 0},
     {'F', "NODES(A/I/O/T)", get_nodes_aiot, 0, 0},
     {'g', "GROUPS", get_all, 0, 0},
-    {'G', "GRES", get_null, 0, 0},
+    {'G', "GRES", get_gres, NFM_GRES, 0},
     {'h', "OVERSUBSCRIBE", get_no_upper, 0, 0},
     {'H', "TIMESTAMP", get_reason_time, NFM_REASON_TIME, 0},
     {'I', "PRIO_JOB_FACTOR", get_one, 0, 0},

@@ -59,6 +59,7 @@ enum nf_match {
     NFM_REASON_USER = 1u << 12,
     NFM_HOSTNAMES = 1u << 13,
     NFM_ADDRS = 1u << 14,
+    NFM_GRES = 1u << 15,
     NFM_CPUS = 1u << 16, /* -e only, as the ones below */
     NFM_SOCKETS = 1u << 17,
     NFM_CORES = 1u << 18,

@@ -7,6 +7,7 @@
 #include "common/util/namecache.h"
 
 #include "common/format/nodefmt_int.h"
+#include "common/gres/gres_conf.h"
 #include "common/text/timefmt.h"
 
 #include <inttypes.h>
@@ -59,7 +60,7 @@ static void show_cpus(struct rec *r, const Tessera__NodeInfo *n)
     line_end(r);
     fprintf(r->f, "ActiveFeatures=%s", nf_or_null(n->features));
     line_end(r);
-    fputs("Gres=(null)", r->f);
+    fprintf(r->f, "Gres=%s", nf_or_null(n->gres));
     line_end(r);
 }
 
@@ -119,6 +120,30 @@ static void show_times(struct rec *r, const Tessera__NodeInfo *n)
     line_end(r);
 }
 
+/* Slurm's TRES of generic resources: ",gres/gpu=4", each name once, its types summed. */
+static void show_gres_tres(struct rec *r, const char *gres)
+{
+    struct gres_count *g = NULL;
+    size_t n = 0;
+    char why[128];
+
+    if (!nf_is_set(gres) || gres_spec_parse(gres, &g, &n, why, sizeof(why)) != 0)
+        return;
+    for (size_t i = 0; i < n; i++) {
+        int first = 1;
+        uint64_t sum = 0;
+        for (size_t j = 0; j < n; j++) {
+            if (strcmp(g[j].name, g[i].name))
+                continue;
+            first &= j >= i;
+            sum = g[j].count > UINT64_MAX - sum ? UINT64_MAX : sum + g[j].count;
+        }
+        if (first)
+            fprintf(r->f, ",gres/%s=%" PRIu64, g[i].name, sum);
+    }
+    free(g);
+}
+
 static void show_tres(struct rec *r, const Tessera__NodeInfo *n)
 {
     char mem[32];
@@ -127,6 +152,7 @@ static void show_tres(struct rec *r, const Tessera__NodeInfo *n)
     if (n->real_memory_mb)
         fprintf(r->f, ",mem=%s", nf_mem_text(n->real_memory_mb, mem, sizeof(mem)));
     fprintf(r->f, ",billing=%" PRIu32, n->cpus);
+    show_gres_tres(r, n->gres);
     line_end(r);
     /* Only what is allocated, nothing at all on an idle node; no billing, as Slurm. */
     fputs("AllocTRES=", r->f);

@@ -124,6 +124,7 @@ static int text_matches(const struct nf_row *r, const Tessera__NodeInfo *n, unsi
     return !((m & NFM_HOSTNAMES) && hostlist_find(r->hosts, str(n->hostname)) < 0) &&
            !((m & NFM_ADDRS) && hostlist_find(r->addrs, str(n->addr)) < 0) &&
            !((m & NFM_FEATURES) && strcmp(str(n->features), str(f->features))) &&
+           !((m & NFM_GRES) && strcmp(str(n->gres), str(f->gres))) &&
            !((m & NFM_REASON) && strcmp(str(n->reason), str(f->reason))) &&
            !((m & NFM_REASON_TIME) && n->reason_time != f->reason_time) &&
            !((m & NFM_REASON_USER) && reason_uid(n) != reason_uid(f)) &&

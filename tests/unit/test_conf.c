@@ -283,7 +283,7 @@ static void test_node_errors(void **state)
                 "t.conf:1: CPUs must be a number from 1 to 1048576, not '0'");
     parse_fails("NodeName=n1 RealMemory=8G\n",
                 "t.conf:1: RealMemory must be a number of megabytes, not '8G'");
-    parse_fails("NodeName=n1 Gres=gpu:1\n", "t.conf:1: unknown node key 'Gres'");
+    parse_fails("NodeName=n1 Bogus=1\n", "t.conf:1: unknown node key 'Bogus'");
     parse_fails("NodeName=n1\n\nNodeName=n[0-2]\n",
                 "t.conf:3: node n1 is defined twice (first at line 1)");
     parse_fails("NodeName=n[1-3] Port=7001-7002\n",
@@ -510,6 +510,44 @@ static void test_entries(void **state)
     conf_free(c);
 }
 
+/* Gres= on node lines (templates too), GresTypes= in any order, gres.conf's place. */
+static void test_gres(void **state)
+{
+    (void)state;
+    struct conf *c = parse_ok("NodeName=DEFAULT Gres=gpu:2\n"
+                              "NodeName=n[1-2]\n"
+                              "NodeName=n3 Gres=gpu:a100:4,bandwidth:10G\n"
+                              "NodeName=n4 Gres=\n"
+                              "GresTypes=gpu,bandwidth\n");
+    assert_string_equal(c->gres_types, "gpu,bandwidth");
+    const struct conf_node *n = conf_find_node(c, "n2");
+    assert_int_equal(n->ngres, 1);
+    assert_int_equal(n->gres[0].count, 2);
+    n = conf_find_node(c, "n3");
+    assert_int_equal(n->ngres, 2);
+    assert_string_equal(n->gres[0].type, "a100");
+    assert_int_equal(n->gres[1].count, UINT64_C(10737418240));
+    assert_int_equal(conf_find_node(c, "n4")->ngres, 0);
+    char path[256];
+    assert_int_equal(conf_gres_conf_path(c, path, sizeof(path)), TS_OK);
+    assert_string_equal(path, "./gres.conf");
+    conf_free(c);
+    c = parse_ok("GresConf=/etc/gpus/gres.conf\n");
+    assert_int_equal(conf_gres_conf_path(c, path, sizeof(path)), TS_OK);
+    assert_string_equal(path, "/etc/gpus/gres.conf");
+    conf_free(c);
+
+    parse_fails("GresTypes=gpu\nNodeName=n1\nNodeName=n4 Gres=foo:1\n",
+                "t.conf:3: Invalid GRES configured on node n4: foo:1");
+    parse_fails("NodeName=n1 Gres=gpu:2\n", "t.conf:1: Invalid GRES configured on node n1: gpu:2");
+    parse_fails("GresTypes=gpu\nNodeName=n1 Gres=gpu:0\n",
+                "t.conf:2: invalid Gres 'gpu:0': invalid count '0' of gpu");
+    parse_fails("GresTypes=gpu,\n",
+                "t.conf:1: GresTypes must be at most 32 names separated by commas, not 'gpu,'");
+    parse_fails("GresConf=gres.conf\n",
+                "t.conf:1: GresConf must be an absolute path, not 'gres.conf'");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
@@ -529,6 +567,7 @@ int main(void)
         cmocka_unit_test(test_files_and_include),
         cmocka_unit_test(test_locate),
         cmocka_unit_test(test_entries),
+        cmocka_unit_test(test_gres),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }

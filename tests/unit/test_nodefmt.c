@@ -526,6 +526,33 @@ static void test_node_text_grouping(void **state)
     check(&f, "%a", 0, "AVAIL\ndown\n");
 }
 
+/* Slurm 22.05 with GresTypes=gpu,bandwidth: sinfo's %G is the node line's Gres= ("(null)"
+ * without), and nodes group by it; scontrol shows it as Gres= and in CfgTRES, each
+ * name once with its types summed. */
+static void test_gres(void **state)
+{
+    struct fx f;
+
+    (void)state;
+    memset(&f, 0, sizeof(f));
+    add_part(&f, "debug", "n[1-4]", 1);
+    add_node(&f, "IDLE", 0, 0)->gres = (char *)"gpu:2";
+    add_node(&f, "IDLE", 0, 0)->gres = (char *)"gpu:2";
+    add_node(&f, "IDLE", 0, 0)->gres = (char *)"gpu:a100:2,gpu:v100:2,bandwidth:10G";
+    add_node(&f, "IDLE", 0, 0);
+    check(&f, "%G %D %N", 0, "GRES NODES NODELIST\ngpu:2 2 n[1-2]\n"
+                             "gpu:a100:2,gpu:v100:2,bandwidth:10G 1 n3\n(null) 1 n4\n");
+    char *text = nodefmt_show_node_port(f.nodes[2], NOW, 0, SLURMD_PORT);
+    assert_non_null(strstr(text, "\n   Gres=gpu:a100:2,gpu:v100:2,bandwidth:10G\n"));
+    assert_non_null(strstr(text, "\n   CfgTRES=cpu=4,mem=2000M,billing=4,gres/gpu=4,"
+                                 "gres/bandwidth=10737418240\n"));
+    free(text);
+    text = nodefmt_show_node_port(f.nodes[3], NOW, 0, SLURMD_PORT);
+    assert_non_null(strstr(text, "\n   Gres=(null)\n"));
+    assert_non_null(strstr(text, "\n   CfgTRES=cpu=4,mem=2000M,billing=4\n"));
+    free(text);
+}
+
 static void test_compile_errors(void **state)
 {
     static const struct {
@@ -823,6 +850,7 @@ int main(void)
         cmocka_unit_test(test_show_drained),
         cmocka_unit_test(test_show_draining_mixed_idle),
         cmocka_unit_test(test_show_down),
+        cmocka_unit_test(test_gres),
     };
 
     return cmocka_run_group_tests(tests, setup, NULL);
