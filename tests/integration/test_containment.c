@@ -162,6 +162,16 @@ static void wait_frozen(unsigned id, int want)
     free(text);
 }
 
+/* The job's output holds Slurm's line for one OOM kill in its step (up to 10 s). */
+static void expect_oom_line(unsigned id, const char *step)
+{
+    char want[256];
+    snprintf(want, sizeof(want),
+             "slurmstepd: error: Detected 1 oom_kill event in StepId=%u.%s. "
+             "Some of the step tasks have been OOM Killed.\n", id, step);
+    free(output_with(id, want, 10));
+}
+
 /* A job above its memory: the kernel kills the process, the job ends OUT_OF_MEMORY (even
  * though its script went on and exited 0), and its error file says so in Slurm's words. */
 static void test_oom_ends_out_of_memory(void **state)
@@ -171,11 +181,7 @@ static void test_oom_ends_out_of_memory(void **state)
     /* tail keeps a line without newline whole: 300 MB of zeros is one such line */
     unsigned id = SUBMIT("--mem=50M", "--wrap", "head -c 300m /dev/zero | tail; echo after");
     wait_for(id, "%T %r", "OUT_OF_MEMORY OutOfMemory\n", 60);
-    char want[256];
-    snprintf(want, sizeof(want),
-             "slurmstepd: error: Detected 1 oom_kill event in StepId=%u.batch. "
-             "Some of the step tasks have been OOM Killed.\n", id);
-    free(output_with(id, want, 10));
+    expect_oom_line(id, "batch");
     free(output_with(id, "after\n", 1));
     expect_no_container(id);
 }
@@ -197,11 +203,7 @@ static void test_oom_while_daemon_down(void **state)
     assert_int_equal(harness_write_file(marker, "go\n", 0644), 0);
     assert_int_equal(harness_noded_start(&cluster, 1), 0);
     wait_for(id, "%T", "OUT_OF_MEMORY\n", 60);
-    char want[256];
-    snprintf(want, sizeof(want),
-             "slurmstepd: error: Detected 1 oom_kill event in StepId=%u.batch. "
-             "Some of the step tasks have been OOM Killed.\n", id);
-    free(output_with(id, want, 10));
+    expect_oom_line(id, "batch");
     expect_no_container(id);
 }
 
@@ -216,11 +218,7 @@ static void test_step_oom(void **state)
     snprintf(script, sizeof(script), "%s/srun -n1 tail /dev/zero", TESSERA_BIN_DIR);
     unsigned id = SUBMIT("--mem=50M", "--wrap", script);
     wait_for(id, "%T", "FAILED\n", 60);
-    char want[256];
-    snprintf(want, sizeof(want),
-             "slurmstepd: error: Detected 1 oom_kill event in StepId=%u.0. "
-             "Some of the step tasks have been OOM Killed.\n", id);
-    free(output_with(id, want, 10));
+    expect_oom_line(id, "0");
     free(output_with(id, "srun: error: n1: task 0: Out Of Memory\n", 1));
     char sid[32];
     snprintf(sid, sizeof(sid), "%u.0", id);
