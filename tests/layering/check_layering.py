@@ -20,6 +20,7 @@ FOLDERS = {
     'tessera-conf': 'common/conf', 'tessera-rpc': 'common/rpc',
     'tessera-job': 'common/job', 'tessera-jobopt': 'common/jobopt',
     'tessera-format': 'common/format', 'tessera-sched': 'common/sched',
+    'tessera-gres': 'common/gres',
     'tessera-ctld': 'ctld', 'tessera-noded-lib': 'noded', 'tessera-cmdutil': 'cmds',
 }
 INCLUDE = re.compile(r'^\s*#\s*include\s+"((?:common/[a-z_]+|ctld|noded|cmds)/)[^"]+"', re.M)
