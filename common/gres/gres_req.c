@@ -380,3 +380,65 @@ int gres_req_fits(const struct gres_req_list *l, const struct gres_count *node, 
     }
     return 1;
 }
+
+/* ---- could the nodes ever hold it ---------------------------------------------------- */
+
+static int any_units(const struct gres_req_list *l)
+{
+    for (size_t i = 0; i < l->n; i++)
+        if (l->item[i].count)
+            return 1;
+    return 0;
+}
+
+int gres_req_tally_init(struct gres_req_tally *t, const struct gres_req_job *j,
+                        const char *types)
+{
+    int err;
+    memset(t, 0, sizeof(*t));
+    if ((err = gres_req_parse(j->per_node, &t->per_node)) ||
+        (err = gres_req_parse(j->per_job, &t->per_job)) ||
+        (err = gres_req_parse(j->per_task, &t->per_task)))
+        return err;
+    if (gres_req_names_known(&t->per_node, types) || gres_req_names_known(&t->per_job, types) ||
+        gres_req_names_known(&t->per_task, types))
+        return TS_EINVALID_GRES;
+    /* one node holds its per-node units and at least one task's */
+    t->one_node = t->per_node;
+    for (size_t i = 0; i < t->per_task.n && t->one_node.n < GRES_REQ_ITEMS_MAX; i++)
+        t->one_node.item[t->one_node.n++] = t->per_task.item[i];
+    if (t->one_node.n < t->per_node.n + t->per_task.n)
+        return TS_EINVALID_GRES; /* more items together than one list may hold */
+    t->asks = any_units(&t->per_node) || any_units(&t->per_job) || any_units(&t->per_task);
+    return TS_OK;
+}
+
+void gres_req_tally_node(struct gres_req_tally *t, const struct gres_count *units, size_t n)
+{
+    if (!t->asks)
+        return;
+    if (gres_req_fits(&t->one_node, units, n))
+        t->fitting_nodes++;
+    for (size_t i = 0; i < t->per_job.n; i++)
+        t->job_units[i] = arith_add_sat(t->job_units[i],
+                                        gres_req_available(units, n, &t->per_job.item[i]));
+}
+
+int gres_req_tally_verdict(const struct gres_req_tally *t, uint32_t min_nodes)
+{
+    if (!t->asks)
+        return TS_OK;
+    if (t->fitting_nodes < (min_nodes ? min_nodes : 1))
+        return TS_ENODE_CONFIG;
+    /* the items of one type (or name) together, as on one node */
+    for (size_t i = 0; i < t->per_job.n; i++) {
+        uint64_t asked = 0;
+        const struct gres_count *it = &t->per_job.item[i];
+        for (size_t k = 0; k < t->per_job.n; k++)
+            if (!it->type[0] || !strcasecmp(t->per_job.item[k].type, it->type))
+                asked = arith_add_sat(asked, t->per_job.item[k].count);
+        if (asked > t->job_units[i])
+            return TS_ENODE_CONFIG;
+    }
+    return TS_OK;
+}

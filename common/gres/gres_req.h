@@ -80,6 +80,27 @@ uint64_t gres_req_available(const struct gres_count *node, size_t n,
  * of one name (typed or not) together by the name. 1 or 0. */
 int gres_req_fits(const struct gres_req_list *l, const struct gres_count *node, size_t n);
 
+/* Whether a component's request could ever be met by the nodes it may use, counted one
+ * node at a time (the controller's loop over the candidate nodes at submission):
+ *   gres_req_tally_init: parse the lists (gres_req_check passed them) and check every name
+ *     against types (GresTypes): TS_OK, TS_EINVALID_GRES;
+ *   gres_req_tally_node: one candidate node's units;
+ *   gres_req_tally_verdict: TS_OK when at least min_nodes nodes could each hold the
+ *     per-node list and one task's per-task list, and the candidates together hold the
+ *     per-job list; else TS_ENODE_CONFIG ("Requested node configuration is not
+ *     available", as Slurm refuses a typed request no node has).
+ * Placing units on nodes over time is the scheduler's; this only refuses what never fits. */
+struct gres_req_tally {
+    struct gres_req_list per_node, per_job, per_task, one_node; /* one_node: node + task */
+    int asks;                                 /* any item with a count above 0 */
+    uint32_t fitting_nodes;                   /* nodes that hold one_node */
+    uint64_t job_units[GRES_REQ_ITEMS_MAX];   /* per_job's items over every node */
+};
+int gres_req_tally_init(struct gres_req_tally *t, const struct gres_req_job *j,
+                        const char *types);
+void gres_req_tally_node(struct gres_req_tally *t, const struct gres_count *units, size_t n);
+int gres_req_tally_verdict(const struct gres_req_tally *t, uint32_t min_nodes);
+
 /* The units of name that l asks for, all types together. */
 uint64_t gres_req_total(const struct gres_req_list *l, const char *name);
 

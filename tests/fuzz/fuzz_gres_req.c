@@ -3,7 +3,8 @@
  * The input is read as an option argument and as a stored form. What an option accepts
  * must come back as a stored form that parses, within the bounds, with the same number
  * of items as the argument has; what the stored-form parser accepts must hold only
- * bounded, well-formed words; the checks and the node fit must not fail on anything. */
+ * bounded, well-formed words; the checks, the node fit and the tally of a request over
+ * nodes must not fail on anything. */
 #include "common/gres/gres_req.h"
 #include "common/util/errors.h"
 
@@ -77,6 +78,11 @@ int LLVMFuzzerTestOneInput(const uint8_t *data, size_t size)
                              .cpus_per_tres = text, .mem_per_tres = text, .flags = text,
                              .has_ntasks = 1, .ntasks = (uint32_t)size};
     (void)gres_req_check(&j, why, sizeof(why));
+    struct gres_req_tally t;
+    if (gres_req_tally_init(&t, &j, "gpu,bandwidth") == TS_OK) {
+        gres_req_tally_node(&t, node, 2);
+        (void)gres_req_tally_verdict(&t, 1);
+    }
     free(text);
     return 0;
 }

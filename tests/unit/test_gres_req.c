@@ -220,12 +220,61 @@ static void test_fits(void **state)
     assert_true(gres_req_available(huge, 2, &(struct gres_count){"gpu", "", 1}) == UINT64_MAX);
 }
 
+/* A request against two nodes: n1 with two a100 GPUs, n2 with one v100 GPU and 10G of
+ * bandwidth. */
+static int tally(const char *node, const char *job, const char *task, const char *types,
+                 uint32_t min_nodes)
+{
+    static const struct gres_count n1[] = {{"gpu", "a100", 2}};
+    static const struct gres_count n2[] = {{"gpu", "v100", 1}, {"bandwidth", "", 10ull << 30}};
+    struct gres_req_job j = {.per_node = node, .per_job = job, .per_task = task};
+    struct gres_req_tally t;
+    int err = gres_req_tally_init(&t, &j, types);
+    if (err)
+        return err;
+    gres_req_tally_node(&t, n1, 1);
+    gres_req_tally_node(&t, n2, 2);
+    gres_req_tally_node(&t, NULL, 0); /* a node without any */
+    return gres_req_tally_verdict(&t, min_nodes);
+}
+
+static void test_tally(void **state)
+{
+    (void)state;
+    const char *types = "gpu,bandwidth";
+    assert_int_equal(tally(NULL, NULL, NULL, NULL, 3), TS_OK); /* nothing asked, no GresTypes */
+    assert_int_equal(tally("gres:gpu:2", NULL, NULL, types, 1), TS_OK);
+    assert_int_equal(tally("gres:gpu:3", NULL, NULL, types, 1), TS_ENODE_CONFIG);
+    assert_int_equal(tally("gres:gpu:1", NULL, NULL, types, 2), TS_OK);
+    assert_int_equal(tally("gres:gpu:1", NULL, NULL, types, 3), TS_ENODE_CONFIG);
+    assert_int_equal(tally("gres:gpu:k80:1", NULL, NULL, types, 1), TS_ENODE_CONFIG);
+    assert_int_equal(tally("gres:gpu:v100:1,gres:bandwidth:1G", NULL, NULL, types, 1), TS_OK);
+    assert_int_equal(tally("gres:gpu:a100:1,gres:bandwidth:1G", NULL, NULL, types, 1),
+                     TS_ENODE_CONFIG); /* no one node has both */
+    assert_int_equal(tally(NULL, "gres:gpu:3", NULL, types, 1), TS_OK); /* over the nodes */
+    assert_int_equal(tally(NULL, "gres:gpu:4", NULL, types, 1), TS_ENODE_CONFIG);
+    assert_int_equal(tally(NULL, "gres:gpu:a100:2", NULL, types, 1), TS_OK);
+    assert_int_equal(tally(NULL, "gres:gpu:a100:3", NULL, types, 1), TS_ENODE_CONFIG);
+    assert_int_equal(tally(NULL, "gres:gpu:a100:2,gres:gpu:v100:1", NULL, types, 1), TS_OK);
+    assert_int_equal(tally(NULL, "gres:gpu:a100:2,gres:gpu:a100:1", NULL, types, 1),
+                     TS_ENODE_CONFIG);
+    assert_int_equal(tally("gres:gpu:1", NULL, "gres:gpu:1", types, 1), TS_OK);
+    assert_int_equal(tally("gres:gpu:1", NULL, "gres:gpu:2", types, 1), TS_ENODE_CONFIG);
+    assert_int_equal(tally("gres:gpu:0", "gres:gpu:0", NULL, types, 3), TS_OK);
+    /* names against GresTypes */
+    assert_int_equal(tally("gres:mps:1", NULL, NULL, types, 1), TS_EINVALID_GRES);
+    assert_int_equal(tally(NULL, "gres:gpu:1", NULL, "bandwidth", 1), TS_EINVALID_GRES);
+    assert_int_equal(tally(NULL, NULL, "gres:gpu:1", NULL, 1), TS_EINVALID_GRES);
+    assert_int_equal(tally("gres:gpu:1x", NULL, NULL, types, 1), TS_EINVALID_TRES);
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_option_forms),       cmocka_unit_test(test_option_refusals),
         cmocka_unit_test(test_parse_stored),       cmocka_unit_test(test_check_combinations),
         cmocka_unit_test(test_names_known),        cmocka_unit_test(test_fits),
+        cmocka_unit_test(test_tally),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
