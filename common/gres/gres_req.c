@@ -365,19 +365,17 @@ uint64_t gres_req_available(const struct gres_count *node, size_t n,
     return sum;
 }
 
+/* What l asks of item's kind: the items of its type, or (untyped) of its name, together. */
+static uint64_t asked_like(const struct gres_req_list *l, const struct gres_count *item)
+{
+    return gres_req_available(l->item, l->n, item);
+}
+
 int gres_req_fits(const struct gres_req_list *l, const struct gres_count *node, size_t n)
 {
-    for (size_t i = 0; i < l->n; i++) {
-        const struct gres_count *it = &l->item[i];
-        uint64_t asked = 0;
-        /* the items of its type (or, untyped, of its name) together */
-        for (size_t k = 0; k < l->n; k++)
-            if (!strcmp(l->item[k].name, it->name) &&
-                (!it->type[0] || !strcasecmp(l->item[k].type, it->type)))
-                asked = arith_add_sat(asked, l->item[k].count);
-        if (asked > gres_req_available(node, n, it))
+    for (size_t i = 0; i < l->n; i++)
+        if (asked_like(l, &l->item[i]) > gres_req_available(node, n, &l->item[i]))
             return 0;
-    }
     return 1;
 }
 
@@ -430,15 +428,8 @@ int gres_req_tally_verdict(const struct gres_req_tally *t, uint32_t min_nodes)
         return TS_OK;
     if (t->fitting_nodes < (min_nodes ? min_nodes : 1))
         return TS_ENODE_CONFIG;
-    /* the items of one type (or name) together, as on one node */
-    for (size_t i = 0; i < t->per_job.n; i++) {
-        uint64_t asked = 0;
-        const struct gres_count *it = &t->per_job.item[i];
-        for (size_t k = 0; k < t->per_job.n; k++)
-            if (!it->type[0] || !strcasecmp(t->per_job.item[k].type, it->type))
-                asked = arith_add_sat(asked, t->per_job.item[k].count);
-        if (asked > t->job_units[i])
+    for (size_t i = 0; i < t->per_job.n; i++)
+        if (asked_like(&t->per_job, &t->per_job.item[i]) > t->job_units[i])
             return TS_ENODE_CONFIG;
-    }
     return TS_OK;
 }
