@@ -256,9 +256,9 @@ static int check_warn_signal(const Tessera__JobDesc *d)
  * for every request, whoever sent it. Which names exist (GresTypes) and whether a node
  * has them come with the nodes' Gres= (docs/gres.md §1): until then no request is
  * measured against the nodes, and no scheduling counts units (a later step). */
-static int check_gres(const Tessera__JobDesc *d, char *why, size_t len)
+static void gres_job_of(const Tessera__JobDesc *d, struct gres_req_job *j)
 {
-    struct gres_req_job j = {
+    *j = (struct gres_req_job){
         .per_node = d->tres_per_node,
         .per_job = d->tres_per_job,
         .per_task = d->tres_per_task,
@@ -271,7 +271,13 @@ static int check_gres(const Tessera__JobDesc *d, char *why, size_t len)
         .has_cpus_per_task = d->has_cpus_per_task,
         .has_mem = d->has_mem_per_node_mb || d->has_mem_per_cpu_mb,
     };
-    char detail[256];
+}
+
+static int check_gres(const Tessera__JobDesc *d, char *why, size_t len)
+{
+    struct gres_req_job j;
+    char detail[256] = "";
+    gres_job_of(d, &j);
     int err = gres_req_check(&j, detail, sizeof(detail));
     if (err && strcmp(detail, ts_strerror(err)) != 0)
         snprintf(why, len, "%s (%s)", ts_strerror(err), detail);
