@@ -223,8 +223,8 @@ static int refuse(char *why, size_t len, int code, const char *fmt, ...)
     __attribute__((format(printf, 4, 5)));
 static int refuse(char *why, size_t len, int code, const char *fmt, ...)
 {
-    va_list ap;
     if (why && len) {
+        va_list ap;
         va_start(ap, fmt);
         vsnprintf(why, len, fmt, ap);
         va_end(ap);
@@ -306,7 +306,7 @@ static int check_gpu_counts(const struct gres_req_job *j, const struct gres_req_
 
 int gres_req_check(const struct gres_req_job *j, char *why, size_t len)
 {
-    struct gres_req_list node, job, task;
+    struct gres_req_list node = {.n = 0}, job = {.n = 0}, task = {.n = 0};
     int err = parse_three(j, &node, &job, &task, why, len);
 
     if (err || (err = check_gpu_counts(j, &node, &job, &task, why, len)))
