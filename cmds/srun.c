@@ -429,6 +429,13 @@ static char **task_environment(const struct jobopt *opt, const struct alloc *a)
     return env;
 }
 
+/* Steps do not share out the job's generic resources yet (docs/gres.md). */
+static int job_desc_asks_gres(const Tessera__JobDesc *d)
+{
+    return d->tres_per_node || d->tres_per_job || d->tres_per_task || d->cpus_per_tres ||
+           d->mem_per_tres || d->gres_flags;
+}
+
 /* Options that would limit a step Tessera cannot honour yet: refused, never ignored. */
 static int check_step_options(const struct jobopt *opt)
 {
@@ -439,6 +446,11 @@ static int check_step_options(const struct jobopt *opt)
         }
         if (opt->components[i]->has_warn_signal) {
             cmd_error(PROG, "--signal for a step within an allocation is not supported");
+            return 1;
+        }
+        if (job_desc_asks_gres(opt->components[i])) {
+            cmd_error(PROG, "--gres and --gpus* for a step within an allocation are not "
+                            "supported");
             return 1;
         }
     }

@@ -8,6 +8,7 @@
 #include "ctld/node.h"
 
 #include "common/conf/conf.h"
+#include "common/gres/gres_req.h"
 #include "common/job/jobstate.h"
 #include "common/util/errors.h"
 
@@ -51,6 +52,12 @@ static const struct field_max {
     {"het_group", "--het-group", 1024, TS_EHET_GROUP},
     {"distribution", "--distribution", 64, TS_EINVAL},
     {"submit_host", "the submission host", 256, TS_ETOOBIG},
+    {"tres_per_node", "--gres", GRES_REQ_SPEC_MAX, TS_EINVALID_GRES},
+    {"tres_per_job", "--gpus", GRES_REQ_SPEC_MAX, TS_EINVALID_GRES},
+    {"tres_per_task", "--gpus-per-task", GRES_REQ_SPEC_MAX, TS_EINVALID_GRES},
+    {"cpus_per_tres", "--cpus-per-gpu", 64, TS_EINVALID_GRES},
+    {"mem_per_tres", "--mem-per-gpu", 64, TS_EINVALID_GRES},
+    {"gres_flags", "--gres-flags", 64, TS_EINVALID_GRES},
 };
 
 /* A batch script's arguments: at most this many, this many bytes together. */

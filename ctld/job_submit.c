@@ -8,6 +8,7 @@
 #include "ctld/node.h"
 
 #include "common/conf/conf.h"
+#include "common/gres/gres_req.h"
 #include "common/job/jobstate.h"
 #include "common/job/stdpath.h"
 #include "common/jobopt/jobopt.h"
@@ -251,6 +252,38 @@ static int check_warn_signal(const Tessera__JobDesc *d)
     return TS_OK;
 }
 
+/* Generic resources: their forms and how the options combine (docs/gres.md §2), checked
+ * for every request, whoever sent it. Which names exist (GresTypes) and whether a node
+ * has them come with the nodes' Gres= (docs/gres.md §1): until then no request is
+ * measured against the nodes, and no scheduling counts units (a later step). */
+static void gres_job_of(const Tessera__JobDesc *d, struct gres_req_job *j)
+{
+    *j = (struct gres_req_job){
+        .per_node = d->tres_per_node,
+        .per_job = d->tres_per_job,
+        .per_task = d->tres_per_task,
+        .cpus_per_tres = d->cpus_per_tres,
+        .mem_per_tres = d->mem_per_tres,
+        .flags = d->gres_flags,
+        .has_ntasks = d->has_ntasks,
+        .ntasks = d->ntasks,
+        .has_task_shape = d->has_ntasks || d->has_min_nodes || d->has_ntasks_per_node,
+        .has_cpus_per_task = d->has_cpus_per_task,
+        .has_mem = d->has_mem_per_node_mb || d->has_mem_per_cpu_mb,
+    };
+}
+
+static int check_gres(const Tessera__JobDesc *d, char *why, size_t len)
+{
+    struct gres_req_job j;
+    char detail[256] = "";
+    gres_job_of(d, &j);
+    int err = gres_req_check(&j, detail, sizeof(detail));
+    if (err && strcmp(detail, ts_strerror(err)) != 0)
+        snprintf(why, len, "%s (%s)", ts_strerror(err), detail);
+    return err;
+}
+
 int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset, int admin,
                         struct job_sizing *s, char *why, size_t len)
 {
@@ -268,7 +301,8 @@ int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset
         (licenses_check(d->licenses) || offset > 0 ||
          (!conf->activation_filters && !s->part->activation_filters)))
         return TS_EINVALID_LICENSES;
-    if ((err = check_privileges(d, admin)) || (err = check_warn_signal(d)))
+    if ((err = check_privileges(d, admin)) || (err = check_warn_signal(d)) ||
+        (err = check_gres(d, why, len)))
         return err;
     if (d->constraint && (features_check(d->constraint) ||
                           features_foreach_name(d->constraint, feature_known, (void *)conf)))

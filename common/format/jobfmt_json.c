@@ -108,6 +108,12 @@ static void job_tail(struct jsondoc_obj *o, const Tessera__JobRecord *job, struc
     jsondoc_set(o, "suspend_time", json_integer(job->suspend_time));
     jsondoc_set(o, "time_limit", minutes(job->time_limit));
     jsondoc_set(o, "time_minimum", json_integer(d->has_time_min ? (d->time_min + 59) / 60 : 0));
+    jsondoc_set(o, "cpus_per_tres", jsondoc_str(d->cpus_per_tres));
+    jsondoc_set(o, "memory_per_tres", jsondoc_str(d->mem_per_tres));
+    jsondoc_set(o, "tres_per_job", jsondoc_str(d->tres_per_job));
+    jsondoc_set(o, "tres_per_node", jsondoc_str(d->tres_per_node));
+    jsondoc_set(o, "tres_per_socket", jsondoc_str(NULL));
+    jsondoc_set(o, "tres_per_task", jsondoc_str(d->tres_per_task));
     jsondoc_set(o, "tres_req_str", jsondoc_str(jobfmt_tres(job, tres, sizeof(tres))));
     jsondoc_set(o, "tres_alloc_str", jsondoc_str(job->alloc_nodes ? tres : ""));
     jsondoc_set(o, "user_id", json_integer(d->user_id));

@@ -266,6 +266,29 @@ static void show_stream(struct rec *r, const char *key, const Tessera__JobRecord
     free(path);
 }
 
+/* The generic resources asked for, each on its line where set, in Slurm's order. */
+static void show_gres(struct rec *r, const Tessera__JobDesc *d)
+{
+    const struct {
+        const char *key;
+        const char *value;
+    } lines[] = {
+        {"CpusPerTres", d->cpus_per_tres}, {"MemPerTres", d->mem_per_tres},
+        {"TresPerJob", d->tres_per_job},   {"TresPerNode", d->tres_per_node},
+        {"TresPerTask", d->tres_per_task},
+    };
+    if (jobfmt_is_set(d->gres_flags)) {
+        rec_line(r);
+        rec_add(r, "GresEnforceBind=%s", strcmp(d->gres_flags, "enforce-binding") ? "No" : "Yes");
+    }
+    for (size_t i = 0; i < sizeof(lines) / sizeof(lines[0]); i++) {
+        if (jobfmt_is_set(lines[i].value)) {
+            rec_line(r);
+            rec_add(r, "%s=%s", lines[i].key, lines[i].value);
+        }
+    }
+}
+
 static void show_files(struct rec *r, const Tessera__JobRecord *job, struct jobfmt_ctx *ctx)
 {
     const Tessera__JobDesc *d = D(job);
@@ -283,6 +306,7 @@ static void show_files(struct rec *r, const Tessera__JobRecord *job, struct jobf
     show_stream(r, "StdOut", job, STDPATH_STDOUT, ctx);
     rec_line(r);
     rec_add(r, "Power=");
+    show_gres(r, d);
     if (jobfmt_is_set(d->mail_type)) {
         rec_line(r);
         rec_add(r, "MailUser=%s MailType=%s",

@@ -342,6 +342,30 @@ static const char *get_licenses(const Tessera__JobRecord *job, struct jobfmt_ctx
     return jobfmt_or_null(D(job)->licenses);
 }
 
+/* Generic resources as asked for; Slurm's "N/A" without. */
+static const char *or_na(const char *s)
+{
+    return jobfmt_is_set(s) ? s : "N/A";
+}
+
+static const char *get_tres_per_node(const Tessera__JobRecord *job, struct jobfmt_ctx *ctx,
+                                     char *buf, size_t len)
+{
+    return or_na(D(job)->tres_per_node);
+}
+
+static const char *get_tres_per_job(const Tessera__JobRecord *job, struct jobfmt_ctx *ctx,
+                                    char *buf, size_t len)
+{
+    return or_na(D(job)->tres_per_job);
+}
+
+static const char *get_tres_per_task(const Tessera__JobRecord *job, struct jobfmt_ctx *ctx,
+                                     char *buf, size_t len)
+{
+    return or_na(D(job)->tres_per_task);
+}
+
 static const char *get_nice(const Tessera__JobRecord *job, struct jobfmt_ctx *ctx, char *buf,
                             size_t len)
 {
@@ -457,6 +481,9 @@ static const struct field fields[] = {
     {0, "Requeue", "REQUEUE", get_requeue, NULL},
     {0, "tres-alloc", "TRES_ALLOC", get_tres, NULL},
     {0, "tres", "TRES_ALLOC", get_tres, NULL},
+    {'b', "tres-per-node", "TRES_PER_NODE", get_tres_per_node, NULL},
+    {0, "tres-per-job", "TRES_PER_JOB", get_tres_per_job, NULL},
+    {0, "tres-per-task", "TRES_PER_TASK", get_tres_per_task, NULL},
     {0, "STDOUT", "STDOUT", get_stdout, NULL},
     {0, "STDERR", "STDERR", get_stderr, NULL},
     {0, "STDIN", "STDIN", get_stdin, NULL},
@@ -465,7 +492,6 @@ static const struct field fields[] = {
     {'v', "Reservation", "RESERVATION", NULL, "(null)"},
     {'w', "WCKey", "WCKEY", NULL, "(null)"},
     {'O', "Contiguous", "CONTIGUOUS", NULL, "0"},
-    {'b', NULL, "TRES_PER_NODE", NULL, "N/A"},
     {'X', NULL, "CORE_SPEC", NULL, "N/A"},
     {'z', NULL, "S:C:T", NULL, "*:*:*"},
     {'H', NULL, "SOCKETS_PER_NODE", NULL, "*"},

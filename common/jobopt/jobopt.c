@@ -277,8 +277,7 @@ static int check_not_empty(struct parse *p, size_t i)
 static int build_component(struct parse *p, size_t i)
 {
     Tessera__JobDesc *d = malloc(sizeof(*d));
-    struct jobopt_ctx c = {p->in, p->out, d, i, JOBOPT_SRC_NONE,
-                           JOBOPT_SRC_NONE, JOBOPT_SRC_NONE, &p->err};
+    struct jobopt_ctx c = {.in = p->in, .out = p->out, .d = d, .comp = i, .err = &p->err};
     int rc;
 
     if (!d)
@@ -295,7 +294,8 @@ static int build_component(struct parse *p, size_t i)
     c.src = JOBOPT_SRC_ENV;
     if ((rc = jobopt_apply_env(&c)) != TS_OK)
         return rc;
-    if ((rc = apply_segment(&c, segment(&p->cli, i), JOBOPT_SRC_CLI)) != TS_OK)
+    if ((rc = apply_segment(&c, segment(&p->cli, i), JOBOPT_SRC_CLI)) != TS_OK ||
+        (rc = jobopt_finish_component(&c)) != TS_OK)
         return rc;
     if (i > 0)
         for_flagged(d, NULL, JOBOPT_F_FIRST_DROP);

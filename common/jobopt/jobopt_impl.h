@@ -13,6 +13,8 @@
 
 #include "common/jobopt/jobopt.h"
 
+#include "common/gres/gres_req.h"
+
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -120,6 +122,10 @@ struct jobopt_ctx {
     enum jobopt_src mem_src; /* who set --mem / --mem-per-cpu in this component */
     enum jobopt_src mem_per_cpu_src;
     struct jobopt_err *err;
+    enum jobopt_src mem_per_gpu_src;
+    /* --gpus-per-node in its stored form ("" when not given): joined to --gres's list
+     * once the component is built (jobopt_finish_component), as Slurm joins them */
+    char gpus_per_node[GRES_REQ_SPEC_MAX + 1];
 };
 
 /* Errors (jobopt.c). Records the first error only and returns code. */
@@ -144,6 +150,8 @@ int jobopt_copy_field(Tessera__JobDesc *dst, const Tessera__JobDesc *src,
 void jobopt_clear_field(Tessera__JobDesc *d, const struct jobopt_def *def);
 /* Apply the environment defaults of in->cmd to c's component. */
 int jobopt_apply_env(struct jobopt_ctx *c);
+/* What the setters leave to the end of a component (--gpus-per-node). */
+int jobopt_finish_component(struct jobopt_ctx *c);
 /* Feed one occurrence to its setter (checks the first-component rules). */
 int jobopt_apply(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg);
 

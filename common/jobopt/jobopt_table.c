@@ -173,32 +173,62 @@ static int set_nodes(struct jobopt_ctx *c, const struct jobopt_def *def, const c
     return TS_OK;
 }
 
-/* --mem and --mem-per-cpu exclude each other. One given by a higher-precedence source (or
- * here, after a propagated --mem) replaces the other; both from the same source of one
- * component are a contradiction, as in Slurm. */
+/* --mem, --mem-per-cpu and --mem-per-gpu exclude each other. One given by a
+ * higher-precedence source (or here, after a propagated --mem) replaces the others; two
+ * from the same source of one component are a contradiction, as in Slurm. */
+enum mem_kind { MEM_NODE, MEM_CPU, MEM_GPU, MEM_KINDS };
+
+static enum mem_kind mem_kind_of(const struct jobopt_def *def)
+{
+    if (def->off == offsetof(Tessera__JobDesc, mem_per_cpu_mb))
+        return MEM_CPU;
+    return def->off == offsetof(Tessera__JobDesc, mem_per_tres) ? MEM_GPU : MEM_NODE;
+}
+
+static void mem_clear(Tessera__JobDesc *d, enum mem_kind k)
+{
+    if (k == MEM_NODE) {
+        d->has_mem_per_node_mb = 0;
+        d->mem_per_node_mb = 0;
+    } else if (k == MEM_CPU) {
+        d->has_mem_per_cpu_mb = 0;
+        d->mem_per_cpu_mb = 0;
+    } else {
+        free(d->mem_per_tres);
+        d->mem_per_tres = NULL;
+    }
+}
+
 static int set_mem(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
 {
-    int per_cpu = def->off == offsetof(Tessera__JobDesc, mem_per_cpu_mb);
-    enum jobopt_src *mine = per_cpu ? &c->mem_per_cpu_src : &c->mem_src;
-    enum jobopt_src *other = per_cpu ? &c->mem_src : &c->mem_per_cpu_src;
+    enum jobopt_src *src[MEM_KINDS] = {&c->mem_src, &c->mem_per_cpu_src, &c->mem_per_gpu_src};
+    enum mem_kind mine = mem_kind_of(def);
+    char per_gpu[64];
     uint64_t mb;
 
     if (jobopt_parse_size_mb(arg, &mb) != TS_OK)
         return jobopt_fail(c->err, TS_EOPTSPEC, "Invalid --%s specification", def->name);
-    if (*other == c->src)
-        return jobopt_fail(c->err, TS_EOPTVALUE,
-                           "--mem and --mem-per-cpu are mutually exclusive.");
-    if (per_cpu) {
-        c->d->has_mem_per_node_mb = 0;
-        c->d->mem_per_node_mb = 0;
-    } else {
-        c->d->has_mem_per_cpu_mb = 0;
-        c->d->mem_per_cpu_mb = 0;
+    for (enum mem_kind k = MEM_NODE; k < MEM_KINDS; k++) {
+        if (k == mine || *src[k] != c->src)
+            continue;
+        if (mine == MEM_GPU || k == MEM_GPU)
+            return jobopt_fail(c->err, TS_EOPTVALUE,
+                               "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.");
+        return jobopt_fail(c->err, TS_EOPTVALUE, "--mem and --mem-per-cpu are mutually exclusive.");
     }
-    *other = JOBOPT_SRC_NONE;
-    *mine = c->src;
-    store(c->d, def, &mb);
-    return TS_OK;
+    for (enum mem_kind k = MEM_NODE; k < MEM_KINDS; k++) {
+        if (k != mine) {
+            mem_clear(c->d, k);
+            *src[k] = JOBOPT_SRC_NONE;
+        }
+    }
+    *src[mine] = c->src;
+    if (mine != MEM_GPU) {
+        store(c->d, def, &mb);
+        return TS_OK;
+    }
+    gres_req_per_gpu(mb, per_gpu, sizeof(per_gpu)); /* 64 bytes hold any size */
+    return store_str(c, def, per_gpu);
 }
 
 /* -t, --time-min: seconds; "0" is no limit, as in Slurm. */
@@ -465,6 +495,82 @@ static int set_licenses(struct jobopt_ctx *c, const struct jobopt_def *def, cons
     return store_str(c, def, arg);
 }
 
+/* --gres, --gpus, --gpus-per-task, --gpus-per-node: Slurm's stored forms
+ * (common/gres/gres_req.h). --gres=none asks for nothing. */
+static int gres_spec(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg,
+                     char **spec)
+{
+    int rc = gres_req_from_option(strcmp(def->name, "gres") == 0 ? GRES_REQ_OPT_GRES
+                                                                 : GRES_REQ_OPT_GPUS,
+                                  arg, spec);
+    if (rc == TS_ENOMEM)
+        return jobopt_fail(c->err, rc, "Out of memory");
+    if (rc != TS_OK)
+        return jobopt_fail(c->err, rc, "%s", ts_strerror(rc));
+    return TS_OK;
+}
+
+static int set_gres(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    char *spec = NULL;
+    int rc = gres_spec(c, def, arg, &spec);
+    char **f = field_at(c->d, def->off);
+
+    if (rc != TS_OK)
+        return rc;
+    free(*f);
+    *f = spec;
+    return TS_OK;
+}
+
+/* Kept aside: Slurm adds it to --gres's list rather than replacing that. */
+static int set_gpus_per_node(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    char *spec = NULL;
+    int rc = gres_spec(c, def, arg, &spec);
+
+    if (rc != TS_OK)
+        return rc;
+    snprintf(c->gpus_per_node, sizeof(c->gpus_per_node), "%s", spec); /* bounded by the parse */
+    free(spec);
+    return TS_OK;
+}
+
+int jobopt_finish_component(struct jobopt_ctx *c)
+{
+    const char *gres = c->d->tres_per_node;
+    char *joined;
+
+    if (!c->gpus_per_node[0])
+        return TS_OK;
+    if (asprintf(&joined, "%s%s%s", gres ? gres : "", gres ? "," : "", c->gpus_per_node) < 0)
+        return jobopt_fail(c->err, TS_ENOMEM, "Out of memory");
+    free(c->d->tres_per_node);
+    c->d->tres_per_node = joined;
+    return TS_OK;
+}
+
+static int set_cpus_per_gpu(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    char spec[64];
+    uint64_t v;
+
+    if (jobopt_parse_u64(arg, UINT32_MAX, &v) != TS_OK || v == 0)
+        return jobopt_fail(c->err, TS_EOPTVALUE, "Invalid numeric value \"%s\" for --%s.",
+                           arg, def->name);
+    gres_req_per_gpu(v, spec, sizeof(spec));
+    return store_str(c, def, spec);
+}
+
+static int set_gres_flags(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
+{
+    if (strcasecmp(arg, "enforce-binding") == 0)
+        return store_str(c, def, "enforce-binding");
+    if (strcasecmp(arg, "disable-binding") == 0)
+        return store_str(c, def, "disable-binding");
+    return jobopt_fail(c->err, TS_EOPTSPEC, "Invalid --gres-flags specification");
+}
+
 /* ---- setters: the command rather than the job ---------------------------------------- */
 
 static int set_parsable(struct jobopt_ctx *c, const struct jobopt_def *def, const char *arg)
@@ -637,7 +743,7 @@ static const struct jobopt_def table[] = {
     {"cpu-bind", 0, REQ, SR, 0, NOFIELD, set_cpu_bind},
     UNSUP("cpu-freq", 0, REQ, ALL),
     {"cpu_bind", 0, REQ, SR, 0, NOFIELD, set_cpu_bind}, /* Slurm's older spelling */
-    UNSUP("cpus-per-gpu", 0, REQ, ALL),
+    {"cpus-per-gpu", 0, REQ, ALL, 0, STR(cpus_per_tres), set_cpus_per_gpu},
     {"cpus-per-task", 'c', REQ, ALL, 0, NUM(U32, cpus_per_task), set_count},
     {"deadline", 0, REQ, ALL, P, NUM(I64, deadline), set_stamp},
     UNSUP("delay-boot", 0, REQ, ALL),
@@ -655,12 +761,12 @@ static const struct jobopt_def table[] = {
     UNSUP("gid", 0, REQ, ALL),
     UNSUP("gpu-bind", 0, REQ, ALL),
     UNSUP("gpu-freq", 0, REQ, ALL),
-    UNSUP("gpus", 'G', REQ, ALL),
-    UNSUP("gpus-per-node", 0, REQ, ALL),
+    {"gpus", 'G', REQ, ALL, 0, STR(tres_per_job), set_gres},
+    {"gpus-per-node", 0, REQ, ALL, 0, NOFIELD, set_gpus_per_node},
     UNSUP("gpus-per-socket", 0, REQ, ALL),
-    UNSUP("gpus-per-task", 0, REQ, ALL),
-    UNSUP("gres", 0, REQ, ALL),
-    UNSUP("gres-flags", 0, REQ, ALL),
+    {"gpus-per-task", 0, REQ, ALL, 0, STR(tres_per_task), set_gres},
+    {"gres", 0, REQ, ALL, 0, STR(tres_per_node), set_gres},
+    {"gres-flags", 0, REQ, ALL, 0, STR(gres_flags), set_gres_flags},
     {"het-group", 0, REQ, SR, 0, STR(het_group), set_het_group},
     {"help", 'h', NONE, ALL, JOBOPT_F_STOP | CMD, NOFIELD, set_help},
     UNSUP("hint", 0, REQ, ALL),
@@ -681,7 +787,7 @@ static const struct jobopt_def table[] = {
     {"mem", 0, REQ, ALL, P, NUM(U64, mem_per_node_mb), set_mem},
     UNSUP("mem-bind", 0, REQ, ALL),
     {"mem-per-cpu", 0, REQ, ALL, 0, NUM(U64, mem_per_cpu_mb), set_mem},
-    UNSUP("mem-per-gpu", 0, REQ, ALL),
+    {"mem-per-gpu", 0, REQ, ALL, 0, STR(mem_per_tres), set_mem},
     {"mpi", 0, REQ, SR, 0, NOFIELD, set_mpi},
     UNSUP("mincpus", 0, REQ, ALL),
     {"multi-prog", 0, NONE, SR, CMD, NOFIELD, set_multi_prog},

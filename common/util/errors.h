@@ -128,7 +128,10 @@
     X(TS_ECRED_INVALID, 1100, "Invalid job credential")                                 \
     X(TS_ECRED_EXPIRED, 1101, "Job credential expired")                                 \
     X(TS_ECRED_REPLAYED, 1102, "Job credential replayed")                               \
-    X(TS_ECRED_REVOKED, 1103, "Job credential revoked")
+    X(TS_ECRED_REVOKED, 1103, "Job credential revoked")                                 \
+    /* generic resources (410s, requests); Slurm's wording */                           \
+    X(TS_EINVALID_GRES, 410, "Invalid generic resource (gres) specification")            \
+    X(TS_EINVALID_TRES, 411, "Invalid Trackable RESource (TRES) specification")
 
 typedef enum ts_err {
 #define TS_ERR_ENUM(name, num, text) name = num,

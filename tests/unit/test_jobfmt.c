@@ -875,6 +875,36 @@ static void check_show_line(const Tessera__JobRecord *job, const char *line)
     free(got);
 }
 
+/* Generic resources as Slurm 22.05 printed them for "sbatch --mail-type=END --gres=gpu:1
+ * --gres-flags=disable-binding --cpus-per-gpu=3" on the reference cluster: after Power=,
+ * before the mail line, each only when set; squeue's %b and -O tres-per-*. */
+static void test_show_gres(void **state)
+{
+    struct fx f;
+    Tessera__JobRecord *job = unlimited(&f);
+
+    (void)state;
+    f.desc.mail_type = (char *)"END";
+    f.desc.tres_per_node = (char *)"gres:gpu:1";
+    f.desc.gres_flags = (char *)"disable-binding";
+    f.desc.cpus_per_tres = (char *)"gres:gpu:3";
+    check_show_line(job, "\n   Power=\n   GresEnforceBind=No\n   CpusPerTres=gres:gpu:3\n"
+                         "   TresPerNode=gres:gpu:1\n   MailUser=root MailType=END\n");
+    f.desc.gres_flags = (char *)"enforce-binding";
+    f.desc.cpus_per_tres = NULL;
+    f.desc.mem_per_tres = (char *)"gres:gpu:100";
+    f.desc.tres_per_job = (char *)"gres:gpu:2";
+    f.desc.tres_per_task = (char *)"gres:gpu:1";
+    check_show_line(job, "\n   Power=\n   GresEnforceBind=Yes\n   MemPerTres=gres:gpu:100\n"
+                         "   TresPerJob=gres:gpu:2\n   TresPerNode=gres:gpu:1\n"
+                         "   TresPerTask=gres:gpu:1\n   MailUser=");
+    check_o("%b|%.5b", job, "TRES_PER_NODE|TRES_\n", "gres:gpu:1|gres:\n");
+    struct jobfmt *fmt = compile_fields("tres-per-node,tres-per-job:12,tres-per-task");
+    check_row(fmt, job, "gres:gpu:1          gres:gpu:2  gres:gpu:1          \n");
+    check_row(fmt, held_plain(&f), "N/A                 N/A         N/A                 \n");
+    jobfmt_free(fmt);
+}
+
 /* The controller keeps no end time while a job runs: EndTime= is its start plus its limit
  * (moved by a change of the limit: scontrol update), the time it spent suspended added;
  * Unknown without a limit (squeue: NONE). */
@@ -1637,6 +1667,7 @@ int main(void)
         cmocka_unit_test(test_show_running),
         cmocka_unit_test(test_show_suspended_completed),
         cmocka_unit_test(test_show_options),
+        cmocka_unit_test(test_show_gres),
         cmocka_unit_test(test_show_planned),
         cmocka_unit_test(test_show_running_end),
         cmocka_unit_test(test_squeue_planned),

@@ -468,8 +468,8 @@ static void test_get_user_env(void **state)
 static void test_unsupported(void **state)
 {
     static const char *const cases[][2] = {
-        {"--array=1-3", "array"},    {"-a1", "array"},        {"--gres", "gres"},
-        {"-G", "gpus"},              {"--gpus=1", "gpus"},    {"--mem-per-gpu=1", "mem-per-gpu"},
+        {"--array=1-3", "array"},    {"-a1", "array"},   {"--gpus-per-socket", "gpus-per-socket"},
+        {"--gpu-bind=closest", "gpu-bind"},
         {"--reservation", "reservation"}, {"-M", "clusters"}, {"--clusters=c", "clusters"},
         {"--wckey=w", "wckey"},      {"-s", "oversubscribe"},
     };
@@ -483,13 +483,118 @@ static void test_unsupported(void **state)
     }
     SB_BAD(TS_EOPTVALUE, "--no-kill is not supported", "-k", "x.sh");
     SB_BAD(TS_EOPTVALUE, "--no-kill is not supported", "--no-kill=off", "x.sh");
-    SB_BAD(TS_EOPTVALUE, "component 1: --gres is not supported", "-n1", ":", "--gres=gpu:1",
-           "x.sh");
+    SB_BAD(TS_EOPTVALUE, "component 1: --gpus-per-socket is not supported", "-n1", ":",
+           "--gpus-per-socket=1", "x.sh");
     bad(JOBOPT_SRUN, ARGV("--exact", "true"), NULL, NULL, TS_EOPTVALUE,
         "--exact is not supported");
     bad(JOBOPT_SALLOC, ARGV("-I5"), NULL, NULL, TS_EOPTVALUE, "--immediate is not supported");
     bad(JOBOPT_SBATCH, ARGV("x.sh"), NULL, "#!/bin/sh\n#SBATCH --array=1-2\n", TS_EOPTVALUE,
         "batch script line 2: --array is not supported");
+}
+
+/* ---- generic resources (docs/gres.md §2) --------------------------------------------- */
+
+/* The GRES fields of a component: per node, per job, per task, CPUs and memory per GPU,
+ * flags (NULL: not set). */
+static void assert_gres(const Tessera__JobDesc *d, const char *node, const char *job,
+                        const char *task, const char *cpus, const char *mem, const char *flags)
+{
+    const char *want[] = {node, job, task, cpus, mem, flags};
+    const char *got[] = {d->tres_per_node, d->tres_per_job, d->tres_per_task,
+                         d->cpus_per_tres, d->mem_per_tres, d->gres_flags};
+    for (size_t i = 0; i < sizeof(want) / sizeof(want[0]); i++) {
+        if (!want[i])
+            assert_null(got[i]);
+        else
+            assert_string_equal(got[i], want[i]);
+    }
+}
+
+static void test_gres_options(void **state)
+{
+    struct jobopt o;
+
+    /* Slurm 22.05's stored forms, the items as written */
+    assert_gres(one(&o, "--gres=gpu:a100:2,bandwidth:1G", NULL), "gres:gpu:a100:2,gres:bandwidth:1G",
+                NULL, NULL, NULL, NULL, NULL);
+    jobopt_free(&o);
+    assert_gres(one(&o, "--gres", "gpu"), "gres:gpu", NULL, NULL, NULL, NULL, NULL);
+    jobopt_free(&o);
+    assert_gres(one(&o, "-G", "a100:4"), NULL, "gres:gpu:a100:4", NULL, NULL, NULL, NULL);
+    jobopt_free(&o);
+    assert_gres(one(&o, "--gpus-per-task=1", NULL), NULL, NULL, "gres:gpu:1", NULL, NULL, NULL);
+    jobopt_free(&o);
+    assert_gres(one(&o, "--cpus-per-gpu=4", NULL), NULL, NULL, NULL, "gres:gpu:4", NULL, NULL);
+    jobopt_free(&o);
+    assert_gres(one(&o, "--mem-per-gpu=1G", NULL), NULL, NULL, NULL, NULL, "gres:gpu:1024", NULL);
+    jobopt_free(&o);
+    assert_gres(one(&o, "--gres-flags=enforce-binding", NULL), NULL, NULL, NULL, NULL, NULL,
+                "enforce-binding");
+    jobopt_free(&o);
+    /* --gpus-per-node joins --gres's list, whatever the order */
+    SB_OK(&o, "--gpus-per-node=2", "--gres=bandwidth:1G", "x.sh");
+    assert_gres(o.components[0], "gres:bandwidth:1G,gres:gpu:2", NULL, NULL, NULL, NULL, NULL);
+    jobopt_free(&o);
+    /* none clears a lower source's list */
+    ok(JOBOPT_SBATCH, ARGV("--gres=NONE", "x.sh"), ENV("SBATCH_GRES=gpu:1"), SCRIPT, &o);
+    assert_gres(o.components[0], NULL, NULL, NULL, NULL, NULL, NULL);
+    jobopt_free(&o);
+
+    bad(JOBOPT_SBATCH, ARGV("--gres=none,gpu:1", "x.sh"), NULL, SCRIPT, TS_EINVALID_GRES,
+        "Invalid generic resource (gres) specification");
+    bad(JOBOPT_SBATCH, ARGV("--gres=gpu:1x", "x.sh"), NULL, SCRIPT, TS_EINVALID_TRES,
+        "Invalid Trackable RESource (TRES) specification");
+    bad(JOBOPT_SBATCH, ARGV("--gpus=a:b:1", "x.sh"), NULL, SCRIPT, TS_EINVALID_GRES,
+        "Invalid generic resource (gres) specification");
+    bad_value("--cpus-per-gpu", "0", "Invalid numeric value \"0\" for --cpus-per-gpu.");
+    bad_spec("--mem-per-gpu", "abc", "Invalid --mem-per-gpu specification");
+    bad_spec("--gres-flags", "bogus", "Invalid --gres-flags specification");
+    SB_BAD(TS_EOPTVALUE, "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.",
+           "--mem=100", "--mem-per-gpu=100", "x.sh");
+    SB_BAD(TS_EOPTVALUE, "--mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.",
+           "--mem-per-gpu=100", "--mem-per-cpu=100", "x.sh");
+    /* a higher source replaces: --mem-per-gpu on the command line over SBATCH_MEM_PER_NODE */
+    ok(JOBOPT_SBATCH, ARGV("--mem-per-gpu=2G", "x.sh"), ENV("SBATCH_MEM_PER_NODE=100"), SCRIPT, &o);
+    assert_false(o.components[0]->has_mem_per_node_mb);
+    assert_gres(o.components[0], NULL, NULL, NULL, NULL, "gres:gpu:2048", NULL);
+    jobopt_free(&o);
+}
+
+/* Per component, from every source: nothing propagates to the next component. */
+static void test_gres_sources(void **state)
+{
+    struct jobopt o;
+
+    SB_OK(&o, "--gpus=1", ":", "-n2", "x.sh");
+    assert_int_equal(o.ncomponents, 2);
+    assert_gres(o.components[0], NULL, "gres:gpu:1", NULL, NULL, NULL, NULL);
+    assert_gres(o.components[1], NULL, NULL, NULL, NULL, NULL, NULL);
+    jobopt_free(&o);
+
+    ok(JOBOPT_SBATCH, ARGV("x.sh"), NULL,
+       "#!/bin/sh\n#SBATCH -n2\n#SBATCH hetjob\n#SBATCH --gpus-per-node=2 -N1\n", &o);
+    assert_gres(o.components[0], NULL, NULL, NULL, NULL, NULL, NULL);
+    assert_gres(o.components[1], "gres:gpu:2", NULL, NULL, NULL, NULL, NULL);
+    jobopt_free(&o);
+
+    static const char *env[] = {"SBATCH_GRES=bandwidth:2", "SBATCH_GPUS=3",
+                                "SBATCH_GPUS_PER_NODE=1", "SBATCH_GPUS_PER_TASK=1",
+                                "SBATCH_CPUS_PER_GPU=2", "SBATCH_MEM_PER_GPU=5",
+                                "SBATCH_GRES_FLAGS=disable-binding", NULL};
+    ok(JOBOPT_SBATCH, ARGV("x.sh"), env, SCRIPT, &o);
+    assert_gres(o.components[0], "gres:bandwidth:2,gres:gpu:1", "gres:gpu:3", "gres:gpu:1",
+                "gres:gpu:2", "gres:gpu:5", "disable-binding");
+    jobopt_free(&o);
+    /* the command line over the environment */
+    ok(JOBOPT_SALLOC, ARGV("--gpus=2"), ENV("SALLOC_GPUS=1", "SALLOC_GPUS_PER_TASK=4"), NULL, &o);
+    assert_gres(o.components[0], NULL, "gres:gpu:2", "gres:gpu:4", NULL, NULL, NULL);
+    jobopt_free(&o);
+    ok(JOBOPT_SRUN, ARGV("true"), ENV("SLURM_GPUS_PER_NODE=a100:1", "SLURM_GRES_FLAGS=enforce-binding"),
+       NULL, &o);
+    assert_gres(o.components[0], "gres:gpu:a100:1", NULL, NULL, NULL, NULL, "enforce-binding");
+    jobopt_free(&o);
+    bad(JOBOPT_SBATCH, ARGV("x.sh"), ENV("SBATCH_GPUS=x:y:z"), SCRIPT, TS_EINVALID_GRES,
+        "SBATCH_GPUS: Invalid generic resource (gres) specification");
 }
 
 /* sbatch -W, srun -K and -W: what the commands do, not what the job is. */
@@ -1359,8 +1464,8 @@ static void test_env_values(void **state)
 
 static void test_env_unsupported(void **state)
 {
-    bad(JOBOPT_SBATCH, ARGV("x.sh"), ENV("SBATCH_GRES=gpu:1"), SCRIPT, TS_EOPTVALUE,
-        "SBATCH_GRES: --gres is not supported");
+    bad(JOBOPT_SBATCH, ARGV("x.sh"), ENV("SBATCH_ARRAY_INX=1-2"), SCRIPT, TS_EOPTVALUE,
+        "SBATCH_ARRAY_INX: --array is not supported");
     bad(JOBOPT_SBATCH, ARGV("x.sh"), ENV("SLURM_CLUSTERS=c"), SCRIPT, TS_EOPTVALUE,
         "SLURM_CLUSTERS: --clusters is not supported");
     bad(JOBOPT_SALLOC, NOARGS, ENV("SALLOC_RESERVATION=r"), NULL, TS_EOPTVALUE,
@@ -1817,6 +1922,8 @@ int main(void)
         cmocka_unit_test(test_short_clusters),
         cmocka_unit_test(test_getopt_errors),
         cmocka_unit_test(test_unsupported),
+        cmocka_unit_test(test_gres_options),
+        cmocka_unit_test(test_gres_sources),
         cmocka_unit_test(test_array_spec),
         cmocka_unit_test(test_get_user_env),
         cmocka_unit_test(test_signal),
