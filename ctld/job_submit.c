@@ -35,6 +35,7 @@ struct candidates {
     uint64_t part_cpus;    /* of every node of the partition, chosen or not */
     uint32_t max_cpus;     /* of one node */
     uint64_t max_mem_mb;   /* of one node */
+    struct gres_req_tally gres; /* the request's GRES over these nodes (docs/gres.md §2.3) */
 };
 
 static const struct conf_partition *pick_partition(const struct conf *conf,
@@ -72,11 +73,34 @@ static int select_nodes(struct ctld *c, const char *expr, struct node_sel *sel)
     return err;
 }
 
+/* A component's GRES fields as common/gres sees them. */
+static void gres_job_of(const Tessera__JobDesc *d, struct gres_req_job *j)
+{
+    *j = (struct gres_req_job){
+        .per_node = d->tres_per_node,
+        .per_job = d->tres_per_job,
+        .per_task = d->tres_per_task,
+        .cpus_per_tres = d->cpus_per_tres,
+        .mem_per_tres = d->mem_per_tres,
+        .flags = d->gres_flags,
+        .has_ntasks = d->has_ntasks,
+        .ntasks = d->ntasks,
+        .has_task_shape = d->has_ntasks || d->has_min_nodes || d->has_ntasks_per_node,
+        .has_cpus_per_task = d->has_cpus_per_task,
+        .has_mem = d->has_mem_per_node_mb || d->has_mem_per_cpu_mb,
+    };
+}
+
 static int gather_candidates(const struct conf *conf, const struct conf_partition *part,
                              const Tessera__JobDesc *d, const struct node_sel *want,
                              const struct node_sel *avoid, struct candidates *cand)
 {
     memset(cand, 0, sizeof(*cand));
+    struct gres_req_job gj;
+    gres_job_of(d, &gj);
+    int err = gres_req_tally_init(&cand->gres, &gj, conf->gres_types);
+    if (err)
+        return err;
     size_t wanted_here = 0;
     for (size_t i = 0; i < part->nnodes; i++) {
         size_t idx = part->node_index[i];
@@ -88,6 +112,7 @@ static int gather_candidates(const struct conf *conf, const struct conf_partitio
             !features_match(d->constraint, n->features))
             continue;
         cand->count++;
+        gres_req_tally_node(&cand->gres, n->gres, n->ngres);
         cand->total_cpus += n->cpus;
         if (n->cpus > cand->max_cpus)
             cand->max_cpus = n->cpus;
@@ -253,26 +278,8 @@ static int check_warn_signal(const Tessera__JobDesc *d)
 }
 
 /* Generic resources: their forms and how the options combine (docs/gres.md §2), checked
- * for every request, whoever sent it. Which names exist (GresTypes) and whether a node
- * has them come with the nodes' Gres= (docs/gres.md §1): until then no request is
- * measured against the nodes, and no scheduling counts units (a later step). */
-static void gres_job_of(const Tessera__JobDesc *d, struct gres_req_job *j)
-{
-    *j = (struct gres_req_job){
-        .per_node = d->tres_per_node,
-        .per_job = d->tres_per_job,
-        .per_task = d->tres_per_task,
-        .cpus_per_tres = d->cpus_per_tres,
-        .mem_per_tres = d->mem_per_tres,
-        .flags = d->gres_flags,
-        .has_ntasks = d->has_ntasks,
-        .ntasks = d->ntasks,
-        .has_task_shape = d->has_ntasks || d->has_min_nodes || d->has_ntasks_per_node,
-        .has_cpus_per_task = d->has_cpus_per_task,
-        .has_mem = d->has_mem_per_node_mb || d->has_mem_per_cpu_mb,
-    };
-}
-
+ * for every request, whoever sent it; the names against GresTypes and the units against
+ * the candidate nodes' Gres= in gather_candidates. No scheduling counts units yet. */
 static int check_gres(const Tessera__JobDesc *d, char *why, size_t len)
 {
     struct gres_req_job j;
@@ -325,7 +332,8 @@ int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset
         return TS_EINVAL;
     if ((err = check_paths(conf, s->part, d)))
         return err;
-    if ((err = check_fit(d, s->part, &cand, s)))
+    if ((err = check_fit(d, s->part, &cand, s)) ||
+        (err = gres_req_tally_verdict(&cand.gres, s->min_nodes)))
         return err;
     return spread_tasks(d, &cand, s);
 }

@@ -31,8 +31,8 @@ static char outdir[512];
 static int group_setup(void **state)
 {
     (void)state;
-    if (harness_cluster_up(&cluster, 2, "CPUs=4 RealMemory=2000", "MinJobAge=600\n", outdir,
-                           sizeof(outdir)))
+    if (harness_cluster_up(&cluster, 2, "CPUs=4 RealMemory=2000 Gres=gpu:a100:4,bandwidth:10G",
+                           "MinJobAge=600\nGresTypes=gpu,bandwidth\n", outdir, sizeof(outdir)))
         return -1;
     char path[700];
     snprintf(path, sizeof(path), "%s/ok.sh", outdir);
@@ -133,6 +133,7 @@ static void refused_as_nobody(const char *const args[], int rc, const char *err)
                       err)
 #define FAILED "sbatch: error: Batch job submission failed: "
 #define GRES_TEXT "Invalid generic resource (gres) specification"
+#define NODE_CONFIG "Requested node configuration is not available"
 
 static void test_refusals(void **state)
 {
@@ -160,6 +161,14 @@ static void test_refusals(void **state)
     REFUSED(1, "sbatch: error: --mem, --mem-per-cpu, and --mem-per-gpu are mutually exclusive.\n",
             "--mem=100", "--gpus=1", "--mem-per-gpu=100");
     REFUSED(1, "sbatch: error: component 1: " GRES_TEXT "\n", "-n1", ":", "--gpus=x:y:1");
+    /* against the nodes' Gres= and GresTypes */
+    REFUSED(1, FAILED GRES_TEXT "\n", "--gres=mps:1");
+    REFUSED(1, FAILED NODE_CONFIG "\n", "--gres=gpu:k80:1");
+    REFUSED(1, FAILED NODE_CONFIG "\n", "--gres=gpu:5");
+    REFUSED(1, FAILED NODE_CONFIG "\n", "--gpus=9");
+    REFUSED(1, FAILED NODE_CONFIG "\n", "-n2", "--gpus-per-task=5");
+    REFUSED(1, "sbatch: error: Batch job submission failed: component 1: " NODE_CONFIG "\n",
+            "-n1", ":", "--gres=bandwidth:11G");
 }
 
 /* A request that never went through sbatch: the controller parses the stored forms. */
