@@ -205,6 +205,7 @@ __attribute__((noreturn)) static void script_exec(struct exec_plan *plan)
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
+    procinfo_set_oom_adj(0); /* the script is the kernel's to choose, not its waiter */
     child_become_user(plan);
     int mode = O_WRONLY | O_CREAT | (req->append ? O_APPEND : O_TRUNC);
     child_redirect(plan, 0, req->std_in && *req->std_in ? req->std_in : "/dev/null", O_RDONLY);
@@ -279,6 +280,9 @@ __attribute__((noreturn)) static void waiter_main(struct exec_plan *plan)
         signal(s, SIG_DFL);
     setsid();
     prctl(PR_SET_NAME, "tessera-waiter");
+    /* in the job's container, under its memory limit: the kernel must kill the script's
+     * processes, never the waiter that records how the script ended */
+    procinfo_set_oom_adj(-1000);
     close_all_but(plan->record_fd, plan->go_fd);
     char go;
     ssize_t n;

@@ -3,6 +3,7 @@
  * credential the node daemon has checked), its record folder (noded/spool.h) open at
  * descriptor FD. Not meant to be run by hand.
  */
+#include "noded/procinfo.h"
 #include "noded/stepd.h"
 
 #include "common/conf/conf.h"
@@ -96,6 +97,9 @@ int main(int argc, char **argv)
         fprintf(stderr, "usage: tessera-stepd -f CONF -N NODE -r FD (started by tessera-noded)\n");
         return 2;
     }
+    /* in the step's container, under the job's memory limit: the kernel must kill tasks,
+     * never the daemon that reports their ends */
+    procinfo_set_oom_adj(-1000);
     struct stepd sd = {.node = node, .record_fd = record_fd};
     char errbuf[1024] = "";
     int err = conf_load(conf_path, &sd.conf, errbuf, sizeof(errbuf));

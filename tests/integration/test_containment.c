@@ -284,6 +284,31 @@ static void test_maxrss_counts_daemonised(void **state)
     result_free(&r);
 }
 
+/* The job's own processes are the kernel's to choose under its memory limit (OOM score
+ * adjustment 0), not the root helpers beside them (the waiter and the step daemon keep
+ * -1000, so that an OOM kill never loses how the job ended). */
+static void test_job_processes_oom_adjustable(void **state)
+{
+    (void)state;
+    need_cgroups();
+    char script_adj[600], task_adj[600], script[2000];
+    snprintf(script_adj, sizeof(script_adj), "%s/adj-script", outdir);
+    snprintf(task_adj, sizeof(task_adj), "%s/adj-task", outdir);
+    snprintf(script, sizeof(script),
+             "cat /proc/self/oom_score_adj > %s; %s/srun -n1 cat /proc/self/oom_score_adj > %s",
+             script_adj, TESSERA_BIN_DIR, task_adj);
+    unsigned id = SUBMIT("--wrap", script);
+    wait_for(id, "%T", "COMPLETED\n", 30);
+    char *text = harness_read_file(script_adj);
+    assert_non_null(text);
+    assert_string_equal(text, "0\n");
+    free(text);
+    text = harness_read_file(task_adj);
+    assert_non_null(text);
+    assert_string_equal(text, "0\n");
+    free(text);
+}
+
 /* With ConstrainCores the job's processes see only the CPU it was given (of the node's
  * two, mapped onto this machine's). */
 static void test_cpus_constrained(void **state)
@@ -317,6 +342,7 @@ int main(void)
         cmocka_unit_test(test_suspend_freezes),
         cmocka_unit_test(test_maxrss_counts_daemonised),
         cmocka_unit_test(test_cpus_constrained),
+        cmocka_unit_test(test_job_processes_oom_adjustable),
     };
     return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
