@@ -335,6 +335,11 @@ int job_check_component(struct ctld *c, const Tessera__JobDesc *d, size_t offset
     if ((err = check_fit(d, s->part, &cand, s)) ||
         (err = gres_req_tally_verdict(&cand.gres, s->min_nodes)))
         return err;
+    /* A well-formed request that the nodes could meet: the scheduler does not count units
+     * yet (docs/gres.md §3), so such a job would start without its GPUs or share them.
+     * Refused, as every capability not built yet is, rather than accepted and ignored. */
+    if (cand.gres.asks)
+        return TS_EGRES_NOT_SCHEDULED;
     return spread_tasks(d, &cand, s);
 }
 

@@ -131,7 +131,10 @@
     X(TS_ECRED_REVOKED, 1103, "Job credential revoked")                                 \
     /* generic resources (410s, requests); Slurm's wording */                           \
     X(TS_EINVALID_GRES, 410, "Invalid generic resource (gres) specification")            \
-    X(TS_EINVALID_TRES, 411, "Invalid Trackable RESource (TRES) specification")
+    X(TS_EINVALID_TRES, 411, "Invalid Trackable RESource (TRES) specification")            \
+    X(TS_EGRES_NOT_SCHEDULED, 412,                                                       \
+      "Generic resources are not scheduled yet: a job asking for them is refused rather "  \
+      "than run without them")
 
 typedef enum ts_err {
 #define TS_ERR_ENUM(name, num, text) name = num,

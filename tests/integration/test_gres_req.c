@@ -59,65 +59,6 @@ static char *path_in_out(const char *name)
     return path;
 }
 
-/* Every option on the command line: one line each in scontrol, %b in squeue. */
-static void test_options_shown(void **state)
-{
-    (void)state;
-    unsigned id = SUBMIT("-H", "--gres=gpu:a100:2,bandwidth:1G", "--gres-flags=enforce-binding",
-                         "--gpus=a100:4", "--cpus-per-gpu=2", "--mem-per-gpu=1G", "-n4",
-                         "--gpus-per-task=a100:1", path_in_out("ok.sh"));
-    char sid[16];
-    snprintf(sid, sizeof(sid), "%u", id);
-    struct result r = RUN("scontrol", "show", "job", sid);
-    expect_ok(&r);
-    expect_line(r.out, "   GresEnforceBind=Yes");
-    expect_line(r.out, "   CpusPerTres=gres:gpu:2");
-    expect_line(r.out, "   MemPerTres=gres:gpu:1024");
-    expect_line(r.out, "   TresPerJob=gres:gpu:a100:4");
-    expect_line(r.out, "   TresPerNode=gres:gpu:a100:2,gres:bandwidth:1G");
-    expect_line(r.out, "   TresPerTask=gres:gpu:a100:1");
-    result_free(&r);
-    char *q = cmdcheck_query(&cluster, id, "%b|%.8b");
-    assert_string_equal(q, "gres:gpu:a100:2,gres:bandwidth:1G|gres:gpu\n");
-    free(q);
-    r = RUN("squeue", "--json", "-j", sid);
-    expect_ok(&r);
-    assert_non_null(strstr(r.out, "\"tres_per_node\": \"gres:gpu:a100:2,gres:bandwidth:1G\""));
-    assert_non_null(strstr(r.out, "\"tres_per_task\": \"gres:gpu:a100:1\""));
-    assert_non_null(strstr(r.out, "\"memory_per_tres\": \"gres:gpu:1024\""));
-    result_free(&r);
-    /* a job without any: none of the lines, Slurm's N/A */
-    id = SUBMIT("-H", "--gres=none", path_in_out("ok.sh"));
-    snprintf(sid, sizeof(sid), "%u", id);
-    r = RUN("scontrol", "show", "job", sid);
-    assert_null(strstr(r.out, "Tres"));
-    assert_null(strstr(r.out, "GresEnforceBind"));
-    result_free(&r);
-    q = cmdcheck_query(&cluster, id, "%b");
-    assert_string_equal(q, "N/A\n");
-    free(q);
-}
-
-/* #SBATCH lines, per component; the command line's component 0 only. */
-static void test_components(void **state)
-{
-    (void)state;
-    unsigned id = SUBMIT("-H", path_in_out("gpus.sh"));
-    assert_string_equal(show_field(id, "TresPerNode"), "gres:gpu:2");
-    assert_string_equal(show_field(id, "TresPerTask"), "gres:gpu:1");
-    assert_string_equal(show_field(id + 1, "TresPerNode"), "gres:bandwidth:10G");
-    assert_string_equal(show_field(id + 1, "TresPerTask"), "");
-
-    id = SUBMIT("-H", "--gpus=1", ":", "-n2", path_in_out("ok.sh"));
-    assert_string_equal(show_field(id, "TresPerJob"), "gres:gpu:1");
-    assert_string_equal(show_field(id + 1, "TresPerJob"), "");
-    char *q = cmdcheck_query(&cluster, id, "%i %b");
-    char want[64];
-    snprintf(want, sizeof(want), "%u+0 N/A\n%u+1 N/A\n", id, id);
-    assert_string_equal(q, want);
-    free(q);
-}
-
 /* A refusal as nobody: exit status and the whole standard error. */
 static void refused_as_nobody(const char *const args[], int rc, const char *err)
 {
@@ -169,6 +110,41 @@ static void test_refusals(void **state)
     REFUSED(1, FAILED NODE_CONFIG "\n", "-n2", "--gpus-per-task=5");
     REFUSED(1, "sbatch: error: Batch job submission failed: component 1: " NODE_CONFIG "\n",
             "-n1", ":", "--gres=bandwidth:11G");
+}
+
+#define NOT_SCHEDULED                                                                     \
+    "Generic resources are not scheduled yet: a job asking for them is refused rather than " \
+    "run without them"
+
+/* A well-formed request the nodes could meet, on the command line, in #SBATCH lines or in
+ * one component only, held or not: refused until the scheduler counts units (docs/gres.md
+ * §3), with nothing stored. A job asking for none (--gres=none) is accepted. */
+static void test_not_scheduled_yet(void **state)
+{
+    (void)state;
+    REFUSED(1, FAILED NOT_SCHEDULED "\n", "-H", "--gres=gpu:a100:2,bandwidth:1G",
+            "--gres-flags=enforce-binding", "--gpus=a100:4", "--cpus-per-gpu=2",
+            "--mem-per-gpu=1G", "-n4", "--gpus-per-task=a100:1");
+    REFUSED(1, FAILED NOT_SCHEDULED "\n", "--gpus=1");
+    REFUSED(1, FAILED "component 0: " NOT_SCHEDULED "\n", "--gpus=1", ":", "-n2");
+    struct result r = RUN("sbatch", "-H", path_in_out("gpus.sh")); /* #SBATCH lines */
+    assert_int_equal(r.rc, 1);
+    assert_non_null(strstr(r.err, NOT_SCHEDULED));
+    result_free(&r);
+    r = RUN("squeue", "-h", "-t", "all", "-u", "nobody");
+    expect_ok(&r);
+    assert_string_equal(r.out, "");
+    result_free(&r);
+    unsigned id = SUBMIT("-H", "--gres=none", path_in_out("ok.sh"));
+    char sid[16];
+    snprintf(sid, sizeof(sid), "%u", id);
+    r = RUN("scontrol", "show", "job", sid);
+    assert_null(strstr(r.out, "Tres"));
+    assert_null(strstr(r.out, "GresEnforceBind"));
+    result_free(&r);
+    char *q = cmdcheck_query(&cluster, id, "%b");
+    assert_string_equal(q, "N/A\n");
+    free(q);
 }
 
 /* A request that never went through sbatch: the controller parses the stored forms. */
@@ -256,7 +232,7 @@ static void test_step_refused(void **state)
 int main(void)
 {
     const struct CMUnitTest tests[] = {
-        cmocka_unit_test(test_options_shown), cmocka_unit_test(test_components),
+        cmocka_unit_test(test_not_scheduled_yet),
         cmocka_unit_test(test_refusals),      cmocka_unit_test(test_raw_requests),
         cmocka_unit_test(test_step_refused),
     };
