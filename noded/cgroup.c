@@ -358,15 +358,11 @@ int cgroup_unit_read(struct cgroup_tree *t, uint32_t job_id, const char *step,
     return err;
 }
 
-int cgroup_unit_read_key(struct cgroup_tree *t, uint32_t job_id, const char *step,
-                         const char *file, const char *key, uint64_t *value)
+/* The value of key in "key value" lines (memory.events, cpu.stat, memory.oom_control). */
+static int key_in(const char *text, const char *key, uint64_t *value)
 {
-    char buf[CONTROL_MAX];
-    int err = cgroup_unit_read(t, job_id, step, file, buf, sizeof(buf));
-    if (err)
-        return err;
     size_t len = strlen(key);
-    for (const char *line = buf; *line;) {
+    for (const char *line = text; *line;) {
         if (strncmp(line, key, len) == 0 && line[len] == ' ')
             return sscanf(line + len + 1, "%" SCNu64, value) == 1 ? TS_OK : TS_ESYS;
         const char *next = strchr(line, '\n');
@@ -375,6 +371,39 @@ int cgroup_unit_read_key(struct cgroup_tree *t, uint32_t job_id, const char *ste
         line = next + 1;
     }
     return TS_ENOENT;
+}
+
+int cgroup_unit_read_key(struct cgroup_tree *t, uint32_t job_id, const char *step,
+                         const char *file, const char *key, uint64_t *value)
+{
+    char buf[CONTROL_MAX];
+    int err = cgroup_unit_read(t, job_id, step, file, buf, sizeof(buf));
+    return err ? err : key_in(buf, key, value);
+}
+
+int cgroup_folder_read_key(const char *folder, const char *file, const char *key,
+                           uint64_t *value)
+{
+    char buf[CONTROL_MAX];
+    int dir = open(folder, O_RDONLY | O_DIRECTORY | O_CLOEXEC | O_NOFOLLOW);
+    if (dir < 0)
+        return errno == ENOENT ? TS_ENOENT : TS_ESYS;
+    int err = read_at(dir, file, buf, sizeof(buf));
+    close(dir);
+    return err ? err : key_in(buf, key, value);
+}
+
+int cgroup_v2_offers(const char *controller)
+{
+    char mount[1024], offered[CONTROL_MAX];
+    if (cgroup_mount_find(CGROUP_V2, NULL, mount, sizeof(mount)) != TS_OK)
+        return 0;
+    int dir = open(mount, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+    if (dir < 0)
+        return 0;
+    int err = read_at(dir, "cgroup.subtree_control", offered, sizeof(offered));
+    close(dir);
+    return !err && has_word(offered, controller);
 }
 
 int cgroup_unit_read_u64(struct cgroup_tree *t, uint32_t job_id, const char *step,

@@ -24,6 +24,10 @@ struct cgroup_tree;
  * TS_OK, TS_ENOENT when none is mounted, TS_ETOOBIG when buf is too small. */
 int cgroup_mount_find(enum cgroup_version v, const char *controller, char *buf, size_t len);
 
+/* 1 when the cgroup2 root offers controller to its children (a v2 host with it enabled;
+ * on a hybrid host the controllers are bound to v1 and the v2 root offers none). */
+int cgroup_v2_offers(const char *controller);
+
 /* The node's folder <mount>/tessera/<cluster>/<node> in the hierarchy at mount (several
  * clusters and node daemons may share a machine), each level made (0755, root's) when
  * missing and checked to be root's and writable by nobody else. In a v1 cpuset hierarchy
@@ -69,6 +73,11 @@ int cgroup_unit_read(struct cgroup_tree *t, uint32_t job_id, const char *step,
 /* "key value" lines of a control file (memory.events, cpu.stat): the value of key. */
 int cgroup_unit_read_key(struct cgroup_tree *t, uint32_t job_id, const char *step,
                          const char *file, const char *key, uint64_t *value);
+/* The same for the control file of a folder named by its full path (a process's own
+ * folder, from /proc/self/cgroup): the last component is opened without following a
+ * link, and cgroup filesystems have none. */
+int cgroup_folder_read_key(const char *folder, const char *file, const char *key,
+                           uint64_t *value);
 /* A control file holding one number. */
 int cgroup_unit_read_u64(struct cgroup_tree *t, uint32_t job_id, const char *step,
                          const char *file, uint64_t *value);

@@ -62,23 +62,6 @@ static int open_tree(struct opening *o, enum cgroup_version v, const char *contr
     return TS_OK;
 }
 
-/* 1 when the cgroup2 root offers controller to its children (a v2 host; on a hybrid
- * host the controllers are bound to v1 and the v2 root offers none). */
-static int v2_offers(const char *controller)
-{
-    char mount[1024], path[1100], buf[512];
-    if (cgroup_mount_find(CGROUP_V2, NULL, mount, sizeof(mount)) != TS_OK)
-        return 0;
-    snprintf(path, sizeof(path), "%s/cgroup.subtree_control", mount);
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return 0;
-    size_t n = fread(buf, 1, sizeof(buf) - 1, f);
-    fclose(f);
-    buf[n] = '\0';
-    return strstr(buf, controller) != NULL;
-}
-
 /* A v2 controller for role, when wanted; required: fail when it is not offered. */
 static int v2_role(struct opening *o, const char *controller, int wanted, int required,
                    struct cgroup_tree **role)
@@ -157,7 +140,7 @@ int container_open(const struct container_conf *cc, const char *cluster, const c
     struct opening o = {c, cluster, node, errbuf, errlen};
     char mount[1024];
     int v2 = strcmp(cc->plugin, "cgroup/v2") == 0 ||
-             (strcmp(cc->plugin, "autodetect") == 0 && v2_offers("memory")) ||
+             (strcmp(cc->plugin, "autodetect") == 0 && cgroup_v2_offers("memory")) ||
              (strcmp(cc->plugin, "autodetect") == 0 &&
               cgroup_mount_find(CGROUP_V1, "memory", mount, sizeof(mount)) != TS_OK &&
               cgroup_mount_find(CGROUP_V1, "freezer", mount, sizeof(mount)) != TS_OK);
@@ -439,35 +422,19 @@ static int self_path(const char *key, char *buf, size_t len)
     return err;
 }
 
-/* The value of key in the control file at path (one bounded read). */
-static int read_key_at(const char *path, const char *key, uint64_t *value)
-{
-    FILE *f = fopen(path, "re");
-    if (!f)
-        return TS_ENOENT;
-    char line[256];
-    size_t len = strlen(key);
-    int err = TS_ENOENT;
-    while (err == TS_ENOENT && fgets(line, sizeof(line), f))
-        if (strncmp(line, key, len) == 0 && line[len] == ' ')
-            err = sscanf(line + len + 1, "%" SCNu64, value) == 1 ? TS_OK : TS_ESYS;
-    fclose(f);
-    return err;
-}
-
 int container_self_oom_kills(uint64_t *kills)
 {
-    char mount[1024], path[2048], file[3200];
-    /* the kernel's own names for where this process is: cgroup filesystems have no links */
+    char mount[1024], path[2048], folder[3200];
+    /* the kernel's own names for where this process is */
     if (cgroup_mount_find(CGROUP_V1, "memory", mount, sizeof(mount)) == TS_OK &&
         self_path(":memory:", path, sizeof(path)) == TS_OK && strstr(path, "/tessera/")) {
-        snprintf(file, sizeof(file), "%s%s/memory.oom_control", mount, path);
-        return read_key_at(file, "oom_kill", kills);
+        snprintf(folder, sizeof(folder), "%s%s", mount, path);
+        return cgroup_folder_read_key(folder, "memory.oom_control", "oom_kill", kills);
     }
     if (cgroup_mount_find(CGROUP_V2, NULL, mount, sizeof(mount)) == TS_OK &&
         self_path("0::", path, sizeof(path)) == TS_OK && strstr(path, "/tessera/")) {
-        snprintf(file, sizeof(file), "%s%s/memory.events", mount, path);
-        return read_key_at(file, "oom_kill", kills);
+        snprintf(folder, sizeof(folder), "%s%s", mount, path);
+        return cgroup_folder_read_key(folder, "memory.events", "oom_kill", kills);
     }
     return TS_ENOENT;
 }

@@ -5,6 +5,8 @@
  * where the cgroup2 root does offer the memory controller (there the node can contain). */
 #include "cluster.h"
 
+#include "noded/cgroup.h"
+
 #include "common/util/errors.h"
 
 #include <setjmp.h>
@@ -24,30 +26,10 @@ static struct harness_cluster cluster;
 static char outdir[512];
 static int skipped;
 
-/* 1 when a cgroup2 root offers the memory controller to its children. */
-static int v2_offers_memory(void)
-{
-    FILE *f = fopen("/proc/self/mounts", "re");
-    char dev[256], dir[1024], type[64];
-    int offers = 0;
-    while (f && !offers && fscanf(f, "%255s %1023s %63s %*[^\n]", dev, dir, type) == 3) {
-        if (strcmp(type, "cgroup2") != 0)
-            continue;
-        char path[1100];
-        snprintf(path, sizeof(path), "%s/cgroup.subtree_control", dir);
-        char *text = harness_read_file(path);
-        offers = text && strstr(text, "memory");
-        free(text);
-    }
-    if (f)
-        fclose(f);
-    return offers;
-}
-
 static int group_setup(void **state)
 {
     (void)state;
-    if (geteuid() != 0 || v2_offers_memory()) {
+    if (geteuid() != 0 || cgroup_v2_offers("memory")) {
         skipped = 1;
         return 0;
     }
