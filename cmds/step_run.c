@@ -8,6 +8,7 @@
 #include "cmds/step_run.h"
 
 #include "common/conf/conf.h"
+#include "common/job/jobstate.h"
 #include "common/job/steplayout.h"
 #include "common/net/loop.h"
 #include "common/rpc/rpc_conf.h"
@@ -288,10 +289,10 @@ static void report_exits(struct srun_step *s, const Tessera__StepTaskExitRequest
 static void tell_oom(const struct srun_step *s, uint64_t kills)
 {
     uint32_t shown = s->step_job_id ? s->step_job_id : s->l->job_id;
-    fprintf(stderr,
-            "slurmstepd: error: Detected %llu oom_kill event%s in StepId=%u.%u. Some of the "
-            "step tasks have been OOM Killed.\n",
-            (unsigned long long)kills, kills == 1 ? "" : "s", shown, s->l->step_id);
+    char step[16], line[256];
+    snprintf(step, sizeof(step), "%u", s->l->step_id);
+    jobstate_oom_notice(line, sizeof(line), kills, shown, step);
+    fputs(line, stderr);
 }
 
 static void handle_task_exit(struct rpc_request *req, const Tessera__Request *msg, void *arg)

@@ -1,5 +1,6 @@
 #include "common/job/jobstate.h"
 
+#include <inttypes.h>
 #include <stdio.h>
 #include <strings.h>
 
@@ -92,4 +93,13 @@ const char *jobstate_display_id(const Tessera__JobRecord *job, char *buf, size_t
     else
         snprintf(buf, len, "%u", job->job_id);
     return buf;
+}
+
+void jobstate_oom_notice(char *buf, size_t len, uint64_t kills, uint32_t job_id,
+                         const char *step)
+{
+    snprintf(buf, len,
+             "slurmstepd: error: Detected %" PRIu64 " oom_kill event%s in StepId=%" PRIu32
+             ".%s. Some of the step tasks have been OOM Killed.\n",
+             kills, kills == 1 ? "" : "s", job_id, step);
 }

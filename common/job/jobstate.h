@@ -73,4 +73,11 @@ int jobreason_scheduler_decides(uint32_t reason);
  * buf must hold 24 bytes. */
 const char *jobstate_display_id(const Tessera__JobRecord *job, char *buf, size_t len);
 
+/* Slurm's notice of OOM kills in a step, one line with its newline, into buf: "slurmstepd:
+ * error: Detected 1 oom_kill event in StepId=12.batch. Some of the step tasks have been OOM
+ * Killed." (step: "batch" or the step's number; job_id: the id the step is shown under).
+ * The node daemon writes it to a batch job's error file, srun to its own. */
+void jobstate_oom_notice(char *buf, size_t len, uint64_t kills, uint32_t job_id,
+                         const char *step);
+
 #endif

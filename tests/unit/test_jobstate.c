@@ -173,12 +173,26 @@ static void test_display_id(void **state)
     assert_string_equal(jobstate_display_id(&job, buf, 5), "4294");
 }
 
+/* Slurm's OOM notice, for one kill and for several. */
+static void test_oom_notice(void **state)
+{
+    (void)state;
+    char buf[256];
+    jobstate_oom_notice(buf, sizeof(buf), 1, 12, "batch");
+    assert_string_equal(buf, "slurmstepd: error: Detected 1 oom_kill event in StepId=12.batch. "
+                             "Some of the step tasks have been OOM Killed.\n");
+    jobstate_oom_notice(buf, sizeof(buf), 3, 94, "0");
+    assert_string_equal(buf, "slurmstepd: error: Detected 3 oom_kill events in StepId=94.0. "
+                             "Some of the step tasks have been OOM Killed.\n");
+}
+
 int main(void)
 {
     const struct CMUnitTest tests[] = {
         cmocka_unit_test(test_names),         cmocka_unit_test(test_parse),
         cmocka_unit_test(test_parse_rejects), cmocka_unit_test(test_finished),
         cmocka_unit_test(test_reasons),       cmocka_unit_test(test_display_id),
+        cmocka_unit_test(test_oom_notice),
     };
     return cmocka_run_group_tests(tests, NULL, NULL);
 }
