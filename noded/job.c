@@ -25,6 +25,7 @@
 #include "noded/userfile.h"
 
 #include "common/conf/conf.h"
+#include "common/job/jobstate.h"
 #include "common/net/loop.h"
 #include "common/util/errors.h"
 #include "common/util/hashmap.h"
@@ -205,7 +206,7 @@ __attribute__((noreturn)) static void script_exec(struct exec_plan *plan)
     sigset_t none;
     sigemptyset(&none);
     sigprocmask(SIG_SETMASK, &none, NULL);
-    procinfo_set_oom_adj(0); /* the script is the kernel's to choose, not its waiter */
+    procinfo_oom_protect(0); /* the script is the kernel's to choose, not its waiter */
     child_become_user(plan);
     int mode = O_WRONLY | O_CREAT | (req->append ? O_APPEND : O_TRUNC);
     child_redirect(plan, 0, req->std_in && *req->std_in ? req->std_in : "/dev/null", O_RDONLY);
@@ -282,7 +283,7 @@ __attribute__((noreturn)) static void waiter_main(struct exec_plan *plan)
     prctl(PR_SET_NAME, "tessera-waiter");
     /* in the job's container, under its memory limit: the kernel must kill the script's
      * processes, never the waiter that records how the script ended */
-    procinfo_set_oom_adj(-1000);
+    procinfo_oom_protect(1);
     close_all_but(plan->record_fd, plan->go_fd);
     char go;
     ssize_t n;
@@ -450,10 +451,7 @@ static void tell_oom(struct noded *nd, struct nd_job *j, uint64_t kills)
     if (!j->err_path)
         return;
     char line[256];
-    snprintf(line, sizeof(line),
-             "slurmstepd: error: Detected %" PRIu64 " oom_kill event%s in StepId=%u.batch. "
-             "Some of the step tasks have been OOM Killed.\n",
-             kills, kills == 1 ? "" : "s", j->id);
+    jobstate_oom_notice(line, sizeof(line), kills, j->id, "batch");
     struct userfile_owner owner = {j->uid, j->gid, j->user_name, j->work_dir};
     if (userfile_append(nd, &owner, j->err_path, line) != TS_OK)
         log_warn("job %u: cannot tell its error file about the OOM kill", j->id);

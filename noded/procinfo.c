@@ -128,25 +128,15 @@ int procinfo_signal_children(pid_t parent, int signo)
     return sent;
 }
 
-int procinfo_set_oom_adj(int value)
+int procinfo_oom_protect(int protect)
 {
-    char text[16];
-    int len = 0;
-    unsigned v = (unsigned)(value < 0 ? -value : value);
-    char digits[12];
-    int n = 0;
-    do
-        digits[n++] = (char)('0' + v % 10);
-    while ((v /= 10) && n < (int)sizeof(digits));
-    if (value < 0)
-        text[len++] = '-';
-    while (n)
-        text[len++] = digits[--n];
-    text[len++] = '\n';
+    static const char kept[] = "-1000\n", chosen[] = "0\n";
+    const char *text = protect ? kept : chosen;
+    size_t len = protect ? sizeof(kept) - 1 : sizeof(chosen) - 1;
     int fd = open("/proc/self/oom_score_adj", O_WRONLY | O_CLOEXEC);
     if (fd < 0)
         return -1;
-    int ok = write(fd, text, (size_t)len) == len;
+    int ok = write(fd, text, len) == (ssize_t)len;
     close(fd);
     return ok ? 0 : -1;
 }

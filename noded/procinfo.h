@@ -33,10 +33,10 @@ int procinfo_matches(pid_t pid, unsigned long long start, uid_t uid);
  * or -1 when the children cannot be listed. */
 int procinfo_signal_children(pid_t parent, int signo);
 
-/* The calling process's OOM score adjustment (/proc/self/oom_score_adj): -1000 keeps a
- * job's root helpers (the batch waiter, the step daemon) from being the kernel's choice when
- * the job exceeds its memory, 0 gives the job's own processes back to it. Async-signal-safe.
- * 0 on success, -1 otherwise. */
-int procinfo_set_oom_adj(int value);
+/* The calling process's OOM score adjustment (/proc/self/oom_score_adj): protect (-1000)
+ * keeps a job's root helpers (the batch waiter, the step daemon) from being the kernel's
+ * choice when the job exceeds its memory; 0 gives the job's own processes back to it.
+ * Async-signal-safe. 0 on success, -1 otherwise. */
+int procinfo_oom_protect(int protect);
 
 #endif

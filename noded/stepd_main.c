@@ -99,7 +99,7 @@ int main(int argc, char **argv)
     }
     /* in the step's container, under the job's memory limit: the kernel must kill tasks,
      * never the daemon that reports their ends */
-    procinfo_set_oom_adj(-1000);
+    procinfo_oom_protect(1);
     struct stepd sd = {.node = node, .record_fd = record_fd};
     char errbuf[1024] = "";
     int err = conf_load(conf_path, &sd.conf, errbuf, sizeof(errbuf));

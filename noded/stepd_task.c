@@ -257,7 +257,7 @@ __attribute__((noreturn)) static void child_exec(const struct stepd *sd, const s
     if (in < 0 || dup2(in, 0) < 0 || dup2(fds->out, 1) < 0 ||
         (fds->err >= 0 ? dup2(fds->err, 2) : dup2(1, 2)) < 0)
         _exit(1);
-    procinfo_set_oom_adj(0); /* the task is the kernel's to choose, not its step daemon */
+    procinfo_oom_protect(0); /* the task is the kernel's to choose, not its step daemon */
     if (id->ngroups >= 0 && (setgroups((size_t)id->ngroups, id->groups) != 0 ||
                              setgid(id->gid) != 0 || setuid(id->uid) != 0))
         child_fail("cannot become the step's user", strerror(errno), 1);
