@@ -218,13 +218,10 @@ static void reap_tick(struct loop *loop, struct loop_timer *t, void *arg)
     }
 }
 
-/* Kill what is in the unit, and remove it now or once it is empty. */
-static void kill_and_remove(struct noded *nd, uint32_t job_id, const char *step)
+/* Remove the unit now, or once it is empty (retried a while). */
+static void remove_or_reap(struct noded *nd, uint32_t job_id, const char *step)
 {
     struct containment *ct = nd->containment;
-    int err = container_kill(ct->c, job_id, step);
-    if (err)
-        log_error("job %u: cannot kill its container: %s", job_id, ts_strerror(err));
     if (container_remove(ct->c, job_id, step) == TS_OK)
         return;
     struct reap *r = calloc(1, sizeof(*r));
@@ -240,6 +237,14 @@ static void kill_and_remove(struct noded *nd, uint32_t job_id, const char *step)
     ct->reaps = r;
 }
 
+/* What is in the unit killed. */
+static void kill_unit(struct noded *nd, uint32_t job_id, const char *step)
+{
+    int err = container_kill(nd->containment->c, job_id, step);
+    if (err)
+        log_error("job %u: cannot kill its container: %s", job_id, ts_strerror(err));
+}
+
 void containment_unit_end(struct noded *nd, uint32_t job_id, const struct nd_step_id *step,
                           struct stepstatus_usage *usage, int *has_usage)
 {
@@ -248,7 +253,7 @@ void containment_unit_end(struct noded *nd, uint32_t job_id, const struct nd_ste
         return;
     char name[32];
     const char *unit = unit_name(step, name);
-    container_kill(ct->c, job_id, unit);
+    kill_unit(nd, job_id, unit); /* measured once nothing of it runs on */
     struct container_usage u;
     if (container_usage(ct->c, job_id, unit, &u) == TS_OK) {
         /* the container saw every process of the unit, also those that left their
@@ -262,13 +267,15 @@ void containment_unit_end(struct noded *nd, uint32_t job_id, const struct nd_ste
         usage->oom_kills = u.oom_kills;
         *has_usage = 1;
     }
-    kill_and_remove(nd, job_id, unit);
+    remove_or_reap(nd, job_id, unit);
 }
 
 void containment_job_end(struct noded *nd, uint32_t job_id)
 {
-    if (nd->containment)
-        kill_and_remove(nd, job_id, NULL);
+    if (!nd->containment)
+        return;
+    kill_unit(nd, job_id, NULL);
+    remove_or_reap(nd, job_id, NULL);
 }
 
 int containment_freeze(struct noded *nd, uint32_t job_id, int frozen)
@@ -295,7 +302,7 @@ void containment_reclaim(struct noded *nd)
         if (hashmap_get_u32(nd->jobs, ids[i]))
             continue; /* adopted: its batch script still runs */
         log_info("job %u: its container outlived an earlier daemon; killed", ids[i]);
-        kill_and_remove(nd, ids[i], NULL);
+        containment_job_end(nd, ids[i]);
     }
     free(ids);
 }
