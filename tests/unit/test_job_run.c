@@ -76,6 +76,26 @@ static int waiting_started(struct ctld_fixture *f, void *arg)
     return ctld_fixture_job(f, o->waiting)->rec->state == TESSERA__JOB_STATE__JOB_RUNNING;
 }
 
+/* A controller whose node n1 is registered but its daemon's port answers nothing (as a
+ * daemon that has never heard of the job), with extra conf lines, and a batch job started
+ * there whose start is not committed yet: its id. */
+static uint32_t started_on_silent_node(struct ctld_fixture *f, const char *extra)
+{
+    char conf[512];
+    snprintf(conf, sizeof(conf),
+             "NodeName=n1 CPUs=4 RealMemory=1000 NodeAddr=127.0.0.1 Port=%u\n"
+             "PartitionName=p Nodes=n1 Default=YES\nSchedulerType=sched/builtin\n%s",
+             (unsigned)harness_free_port(), extra);
+    ctld_fixture_up(f, conf, 1);
+    ctld_fixture_register(f, "n1");
+    Tessera__JobDesc d;
+    ctld_fixture_desc(&d, NULL);
+    d.script = (char *)"#!/bin/sh\nsleep 300\n";
+    uint32_t id = ctld_fixture_submit_one(f, &d, FIX_UID);
+    ctld_fixture_start(f, id, "n1", 1);
+    return id;
+}
+
 /* scancel reaches the controller after a batch job's start but before that start is
  * committed (squeue shows RUNNING from memory at once): its launch never leaves, so no
  * node daemon will report its end. It must end all the same, and stop counting against
@@ -83,22 +103,9 @@ static int waiting_started(struct ctld_fixture *f, void *arg)
 static void test_cancel_before_launch(void **state)
 {
     (void)state;
-    char conf[512];
-    /* a port nothing listens on: the terminate sent to n1 goes nowhere, as to a daemon
-     * that has never heard of the job */
-    snprintf(conf, sizeof(conf),
-             "NodeName=n1 CPUs=4 RealMemory=1000 NodeAddr=127.0.0.1 Port=%u\n"
-             "PartitionName=p Nodes=n1 Default=YES\nSchedulerType=sched/builtin\n"
-             "MaxRunning=1\n",
-             (unsigned)harness_free_port());
     struct ctld_fixture f;
-    ctld_fixture_up(&f, conf, 1);
-    ctld_fixture_register(&f, "n1");
+    struct overtaken o = {.cancelled = started_on_silent_node(&f, "MaxRunning=1\n")};
     Tessera__JobDesc d;
-    ctld_fixture_desc(&d, NULL);
-    d.script = (char *)"#!/bin/sh\nsleep 300\n";
-    struct overtaken o = {.cancelled = ctld_fixture_submit_one(&f, &d, FIX_UID)};
-    ctld_fixture_start(&f, o.cancelled, "n1", 1);
     ctld_fixture_desc(&d, NULL); /* an allocation: its start launches nothing */
     o.waiting = ctld_fixture_submit_one(&f, &d, FIX_UID);
     char text[16];
@@ -130,19 +137,8 @@ static int left_suspended(struct ctld_fixture *f, void *arg)
 static void test_suspend_before_launch(void **state)
 {
     (void)state;
-    char conf[512];
-    snprintf(conf, sizeof(conf),
-             "NodeName=n1 CPUs=4 RealMemory=1000 NodeAddr=127.0.0.1 Port=%u\n"
-             "PartitionName=p Nodes=n1 Default=YES\nSchedulerType=sched/builtin\n",
-             (unsigned)harness_free_port());
     struct ctld_fixture f;
-    ctld_fixture_up(&f, conf, 1);
-    ctld_fixture_register(&f, "n1");
-    Tessera__JobDesc d;
-    ctld_fixture_desc(&d, NULL);
-    d.script = (char *)"#!/bin/sh\nsleep 300\n";
-    uint32_t id = ctld_fixture_submit_one(&f, &d, FIX_UID);
-    ctld_fixture_start(&f, id, "n1", 1);
+    uint32_t id = started_on_silent_node(&f, "");
     char text[16];
     snprintf(text, sizeof(text), "%u", id);
     assert_int_equal(job_action_by_id(f.c, TESSERA__JOB_ACTION__JOB_ACTION_SUSPEND, text, 0,
